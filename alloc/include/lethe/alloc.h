@@ -1,0 +1,93 @@
+/* lethe/alloc.h — the C API of Lethe's allocator.
+ *
+ * Who calls it: every layer of Lethe allocates its large and long-lived buffers (pixel rows,
+ * compressed image bytes, cache entries) through lethe_malloc/lethe_free, from any thread.
+ *
+ * Which allocator serves these calls depends on the build (see README, "Presets and options"):
+ *   - LETHE_REPLACE_MALLOC=ON (default outside the sanitizer presets): the bundled jemalloc-style
+ *     allocator (alloc/), with size classes, a linear page map, decay purging and statistics.
+ *   - LETHE_REPLACE_MALLOC=OFF (sanitizer presets): the calls forward to the system malloc so that
+ *     ASan/LSan see every buffer. Statistics then count what went through lethe_* only.
+ *   lethe_allocator_name() says which one is in use.
+ *
+ * Linking lethe::alloc never replaces the process's malloc; that is the separate opt-in target
+ * lethe::malloc (liblethe-malloc.so or its static variant).
+ *
+ * Every function is thread-safe and noexcept; failures return NULL with errno = ENOMEM.
+ */
+#ifndef LETHE_ALLOC_H_
+#define LETHE_ALLOC_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#define LETHE_NOEXCEPT noexcept
+#else
+#define LETHE_NOEXCEPT
+#endif
+
+/* ---- allocation -------------------------------------------------------------------------- */
+void* lethe_malloc(size_t size) LETHE_NOEXCEPT;
+void* lethe_calloc(size_t count, size_t size) LETHE_NOEXCEPT; /* overflow -> NULL, ENOMEM */
+void* lethe_realloc(void* pointer, size_t size) LETHE_NOEXCEPT;
+/* alignment: a power of two; size need not be a multiple of it. */
+void* lethe_aligned_alloc(size_t alignment, size_t size) LETHE_NOEXCEPT;
+void lethe_free(void* pointer) LETHE_NOEXCEPT;
+
+/* The size the block at pointer really has (>= what was requested). 0 for NULL. */
+size_t lethe_usable_size(const void* pointer) LETHE_NOEXCEPT;
+/* The size a request of `size` bytes gets: grow buffers to this and waste nothing. */
+size_t lethe_good_size(size_t size) LETHE_NOEXCEPT;
+
+/* ---- returning memory -------------------------------------------------------------------- */
+/* Returns every dirty page to the OS now (madvise), and flushes this thread's cache. */
+void lethe_purge(void) LETHE_NOEXCEPT;
+/* Drives decay purging from an external clock (nanoseconds, monotonic, any origin). Meant for a
+ * program on simulated time with the background purge thread turned off (decay_thread:0). */
+void lethe_decay_tick(uint64_t now_ns) LETHE_NOEXCEPT;
+
+/* ---- statistics -------------------------------------------------------------------------- */
+typedef struct lethe_stats_t {
+  uint64_t allocated_bytes; /* sum of usable sizes of live blocks */
+  uint64_t active_bytes;    /* pages backing live runs (allocated + unused parts of runs) */
+  uint64_t mapped_bytes;    /* address space mapped by the allocator */
+  uint64_t resident_bytes;  /* estimate: active + dirty + metadata */
+  uint64_t dirty_bytes;     /* freed pages not yet returned to the OS */
+  uint64_t purged_bytes;    /* cumulative bytes returned with madvise */
+  uint64_t metadata_bytes;  /* chunk headers, arena and thread-cache bookkeeping */
+  uint64_t bin_unused_bytes; /* free slots inside small runs */
+  uint64_t thread_cache_bytes; /* blocks parked in thread caches */
+  uint64_t allocation_count;   /* cumulative allocations served */
+  uint64_t free_count;         /* cumulative frees */
+  uint64_t huge_bytes;         /* part of allocated_bytes in huge (mmap'd) blocks */
+  uint64_t oom_reserve_bytes_used; /* bytes of the out-of-memory reserve handed out */
+  uint64_t low_memory_callbacks;   /* times the low-memory callback ran */
+} lethe_stats_t;
+
+void lethe_stats(lethe_stats_t* out) LETHE_NOEXCEPT;
+/* Human-readable statistics (totals and per size class) to `out` (stderr when NULL). */
+void lethe_stats_print(FILE* out) LETHE_NOEXCEPT;
+/* "lethe" for the bundled allocator, "system" when forwarding to the system malloc. */
+const char* lethe_allocator_name(void) LETHE_NOEXCEPT;
+
+/* ---- out of memory ----------------------------------------------------------------------- */
+/* Called on the allocating thread, with no allocator lock held, when the OS refuses memory.
+ * `request_bytes` is the size that failed. The callback may free memory (and may allocate, though
+ * a nested failure does not call it again). It should free what it can synchronously and post any
+ * heavier work elsewhere. Pass NULL to remove. */
+typedef void (*lethe_low_memory_callback_t)(size_t request_bytes, void* context);
+void lethe_set_low_memory_callback(lethe_low_memory_callback_t callback,
+                                   void* context) LETHE_NOEXCEPT;
+
+/* Test hook: the n-th following lethe_* allocation (n >= 1) fails with ENOMEM, once; n <= 0
+ * disarms. Lets the layers above test their out-of-memory paths. Process-wide. */
+void lethe_fail_after(long n) LETHE_NOEXCEPT;
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* LETHE_ALLOC_H_ */

@@ -1,0 +1,170 @@
+// The lethe_* API forwarded to the system malloc (LETHE_REPLACE_MALLOC=OFF, the sanitizer presets).
+//
+// Why it exists: under ASan/LSan the sanitizer must own every buffer so that it sees overflows and
+// leaks in the layers above; the bundled allocator would hide them. This file keeps the contract of
+// lethe/alloc.h (statistics of what went through lethe_*, the fail-after hook, the low-memory
+// callback) so the layers above behave and are tested the same way in both builds.
+#include <errno.h>
+#include <malloc.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "lethe/alloc.h"
+
+namespace {
+
+std::atomic<uint64_t> g_allocated_bytes{0};
+std::atomic<uint64_t> g_allocation_count{0};
+std::atomic<uint64_t> g_free_count{0};
+std::atomic<uint64_t> g_low_memory_callbacks{0};
+std::atomic<long> g_fail_countdown{0};
+std::atomic<lethe_low_memory_callback_t> g_low_memory_callback{nullptr};
+std::atomic<void*> g_low_memory_context{nullptr};
+thread_local bool t_in_low_memory_callback = false;
+
+// True when the fail-after hook says this allocation must fail.
+bool ShouldInjectFailure() {
+  long remaining = g_fail_countdown.load(std::memory_order_relaxed);
+  while (remaining > 0) {
+    if (g_fail_countdown.compare_exchange_weak(remaining, remaining - 1)) return remaining == 1;
+  }
+  return false;
+}
+
+void RunLowMemoryCallback(size_t request_bytes) {
+  lethe_low_memory_callback_t callback = g_low_memory_callback.load();
+  if (callback == nullptr || t_in_low_memory_callback) return;
+  t_in_low_memory_callback = true;
+  g_low_memory_callbacks.fetch_add(1, std::memory_order_relaxed);
+  callback(request_bytes, g_low_memory_context.load());
+  t_in_low_memory_callback = false;
+}
+
+void* Account(void* block) {
+  if (block != nullptr) {
+    g_allocated_bytes.fetch_add(malloc_usable_size(block), std::memory_order_relaxed);
+    g_allocation_count.fetch_add(1, std::memory_order_relaxed);
+  }
+  return block;
+}
+
+// Allocates with `allocate`, running the low-memory callback and retrying once on failure.
+template <typename Allocate>
+void* AllocateWithRetry(size_t request_bytes, Allocate allocate) {
+  if (ShouldInjectFailure()) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* block = allocate();
+  if (block == nullptr && request_bytes != 0) {
+    RunLowMemoryCallback(request_bytes);
+    block = allocate();
+  }
+  if (block == nullptr) errno = ENOMEM;
+  return Account(block);
+}
+
+}  // namespace
+
+extern "C" {
+
+void* lethe_malloc(size_t size) noexcept {
+  return AllocateWithRetry(size, [size] { return std::malloc(size == 0 ? 1 : size); });
+}
+
+void* lethe_calloc(size_t count, size_t size) noexcept {
+  size_t total = 0;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return AllocateWithRetry(total, [total] { return std::calloc(1, total == 0 ? 1 : total); });
+}
+
+void* lethe_aligned_alloc(size_t alignment, size_t size) noexcept {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  return AllocateWithRetry(size, [alignment, size] {
+    void* block = nullptr;
+    return posix_memalign(&block, alignment, size == 0 ? 1 : size) == 0 ? block : nullptr;
+  });
+}
+
+void lethe_free(void* pointer) noexcept {
+  if (pointer == nullptr) return;
+  int saved_errno = errno;
+  g_allocated_bytes.fetch_sub(malloc_usable_size(pointer), std::memory_order_relaxed);
+  g_free_count.fetch_add(1, std::memory_order_relaxed);
+  std::free(pointer);
+  errno = saved_errno;
+}
+
+void* lethe_realloc(void* pointer, size_t size) noexcept {
+  if (pointer == nullptr) return lethe_malloc(size);
+  if (ShouldInjectFailure()) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  size_t old_usable = malloc_usable_size(pointer);
+  void* block = std::realloc(pointer, size == 0 ? 1 : size);
+  if (block == nullptr) {
+    RunLowMemoryCallback(size);
+    block = std::realloc(pointer, size == 0 ? 1 : size);
+  }
+  if (block == nullptr) {
+    errno = ENOMEM;
+    return nullptr;  // The old block stays valid and accounted.
+  }
+  g_allocated_bytes.fetch_sub(old_usable, std::memory_order_relaxed);
+  g_allocated_bytes.fetch_add(malloc_usable_size(block), std::memory_order_relaxed);
+  return block;
+}
+
+size_t lethe_usable_size(const void* pointer) noexcept {
+  return pointer == nullptr ? 0 : malloc_usable_size(const_cast<void*>(pointer));
+}
+
+// The system allocator publishes no class table; a request gets what it asks for.
+size_t lethe_good_size(size_t size) noexcept { return size == 0 ? 1 : size; }
+
+void lethe_purge(void) noexcept { malloc_trim(0); }
+
+void lethe_decay_tick(uint64_t) noexcept {}
+
+void lethe_stats(lethe_stats_t* out) noexcept {
+  if (out == nullptr) return;
+  std::memset(out, 0, sizeof(*out));
+  out->allocated_bytes = g_allocated_bytes.load(std::memory_order_relaxed);
+  out->active_bytes = out->allocated_bytes;
+  out->allocation_count = g_allocation_count.load(std::memory_order_relaxed);
+  out->free_count = g_free_count.load(std::memory_order_relaxed);
+  out->low_memory_callbacks = g_low_memory_callbacks.load(std::memory_order_relaxed);
+}
+
+void lethe_stats_print(FILE* out) noexcept {
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  std::fprintf(out != nullptr ? out : stderr,
+               "lethe allocator: system (forwarding)\n"
+               "  allocated through lethe_*: %llu bytes\n"
+               "  allocations: %llu  frees: %llu\n",
+               static_cast<unsigned long long>(stats.allocated_bytes),
+               static_cast<unsigned long long>(stats.allocation_count),
+               static_cast<unsigned long long>(stats.free_count));
+}
+
+const char* lethe_allocator_name(void) noexcept { return "system"; }
+
+void lethe_set_low_memory_callback(lethe_low_memory_callback_t callback, void* context) noexcept {
+  g_low_memory_context.store(context);
+  g_low_memory_callback.store(callback);
+}
+
+void lethe_fail_after(long n) noexcept { g_fail_countdown.store(n > 0 ? n : 0); }
+
+}  // extern "C"
