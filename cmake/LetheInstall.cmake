@@ -29,7 +29,7 @@ install(FILES ${PROJECT_BINARY_DIR}/LetheConfig.cmake ${PROJECT_BINARY_DIR}/Leth
   DESTINATION ${LETHE_CMAKE_DIR})
 
 # pkg-config: the layers are static archives, so their dependencies are listed for --static.
-set(LETHE_PC_REQUIRES_PRIVATE "libpng zlib sqlite3 libjpeg")
+set(LETHE_PC_REQUIRES_PRIVATE "libpng zlib sqlite3 libjpeg freetype2 harfbuzz")
 set(LETHE_PC_LIBS_PRIVATE "-lgif -lpthread")
 if(LETHE_EXTRA_PC_REQUIRES_PRIVATE)
   string(APPEND LETHE_PC_REQUIRES_PRIVATE " ${LETHE_EXTRA_PC_REQUIRES_PRIVATE}")
