@@ -1,0 +1,31 @@
+// downscaler.h (internal) — area-average downscaling, row by row, as the rows are decoded.
+//
+// Algorithm: the stored image (sw x sh) is divided into an aw x ah grid of bins (aw x ah = the
+// output size before orientation); source pixel (x, y) falls in bin (x*aw/sw, y*ah/sh). Each bin
+// sums the premultiplied B, G, R, A of its pixels and counts them; the output pixel is the rounded
+// mean (averaging premultiplied values is what keeps edges of transparent areas right). Bins that
+// received no pixel (a truncated image) stay transparent.
+//
+// Memory: when rows arrive in order (every decoder but PNG Adam7) only one row of bins exists at a
+// time, flushed to the output when the first row of the next bin row arrives: 40 bytes x aw on top
+// of the output surface. Adam7 delivers rows pass by pass, so it keeps the whole grid (40 bytes per
+// output pixel), still never the full-size image.
+#ifndef LETHE_DECODERS_DOWNSCALER_H_
+#define LETHE_DECODERS_DOWNSCALER_H_
+
+#include <memory>
+
+#include "row_sink.h"
+
+namespace lethe::internal {
+
+// `output` is the allocated output surface in displayed orientation (smaller than natural in at
+// least one dimension). rows_in_order: the decoder delivers stored rows top to bottom.
+DecodeResult<std::unique_ptr<RowSink>> MakeDownscaler(uint32_t source_width,
+                                                      uint32_t source_height, int orientation,
+                                                      Surface output, const DecodeLimits& limits,
+                                                      bool rows_in_order = true);
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_DECODERS_DOWNSCALER_H_

@@ -1,0 +1,67 @@
+// Test images made with the encoders (libpng, libjpeg-turbo, giflib), and the reference decodes
+// the decoders are compared with (libpng's simplified API, libjpeg-turbo to BGRX).
+#ifndef LETHE_TESTS_DECODERS_TEST_IMAGES_H_
+#define LETHE_TESTS_DECODERS_TEST_IMAGES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lethe/surface.h"
+
+namespace lethe::test {
+
+using Bytes = std::vector<uint8_t>;
+
+// Premultiplied BGRA, width x height, tightly packed (stride 4 x width).
+struct Pixels {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  std::vector<uint8_t> bgra;
+  const uint8_t* At(uint32_t x, uint32_t y) const { return &bgra[(size_t{y} * width + x) * 4]; }
+};
+
+Pixels PixelsOf(const Surface& surface);
+// First differing pixel as text, or "" when equal.
+std::string Compare(const Pixels& expected, const Pixels& actual);
+
+struct PngSpec {
+  uint32_t width = 13;
+  uint32_t height = 11;
+  int color_type = 2;  // PNG_COLOR_TYPE_*
+  int bit_depth = 8;
+  bool interlaced = false;
+  bool trns = false;            // tRNS chunk (palette: alpha per entry; gray/rgb: one key colour)
+  uint32_t gamma = 0;           // gAMA value x 100000, 0 = no chunk
+  uint32_t palette_size = 0;    // 0 = 1 << bit_depth
+  uint32_t seed = 1;
+};
+Bytes EncodePng(const PngSpec& spec);
+// libpng simplified API to BGRA, then premultiplied like Lethe ((c * a + 127) / 255).
+Pixels ReferencePng(const Bytes& png);
+
+struct JpegSpec {
+  uint32_t width = 37;
+  uint32_t height = 23;
+  int components = 3;       // 1 gray, 3 YCbCr, 4 CMYK
+  bool ycck = false;        // with components == 4
+  bool progressive = false;
+  bool arithmetic = false;
+  int restart_interval = 0;  // in MCU rows... in MCUs
+  int quality = 90;
+  int orientation = 0;      // EXIF orientation tag, 0 = no APP1
+  uint32_t seed = 1;
+};
+Bytes EncodeJpeg(const JpegSpec& spec);
+// libjpeg-turbo to BGRX at 1/scale_denom (alpha forced to 255); CMYK converted the way Lethe
+// documents (Adobe inverted). No orientation.
+Pixels ReferenceJpeg(const Bytes& jpeg, unsigned scale_denom = 1);
+
+// Applies EXIF orientation 1..8 to a stored image.
+Pixels Orient(const Pixels& stored, int orientation);
+// Area-average downscale by bins (x * w / sw), the documented algorithm, written plainly.
+Pixels BoxDownscale(const Pixels& source, uint32_t width, uint32_t height);
+
+}  // namespace lethe::test
+
+#endif  // LETHE_TESTS_DECODERS_TEST_IMAGES_H_
