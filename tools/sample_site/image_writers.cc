@@ -223,15 +223,20 @@ bool PutFrame(GifFileType* gif, const GifFrame& frame) {
     std::copy(source, source + frame.width, row.begin());
     return EGifPutLine(gif, row.data(), frame.width) == GIF_OK;
   };
+  bool ok = true;
   if (frame.interlaced) {
-    for (int pass = 0; pass < 4; ++pass)
-      for (int y = kStart[pass]; y < frame.height; y += kStep[pass])
-        if (!put_row(y)) return false;
+    for (int pass = 0; ok && pass < 4; ++pass)
+      for (int y = kStart[pass]; ok && y < frame.height; y += kStep[pass]) ok = put_row(y);
   } else {
-    for (int y = 0; y < frame.height; ++y)
-      if (!put_row(y)) return false;
+    for (int y = 0; ok && y < frame.height; ++y) ok = put_row(y);
   }
-  return true;
+  // giflib 5.2 keeps its own copy of a local palette and frees it only when the next frame brings
+  // one too; the palette is already written, so release it now.
+  if (gif->Image.ColorMap != nullptr) {
+    GifFreeMapObject(gif->Image.ColorMap);
+    gif->Image.ColorMap = nullptr;
+  }
+  return ok;
 }
 
 }  // namespace
