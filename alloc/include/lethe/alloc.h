@@ -65,6 +65,13 @@ typedef struct lethe_stats_t {
   uint64_t huge_bytes;         /* part of allocated_bytes in huge (mmap'd) blocks */
   uint64_t oom_reserve_bytes_used; /* bytes of the out-of-memory reserve handed out */
   uint64_t low_memory_callbacks;   /* times the low-memory callback ran */
+  /* Added with the bundled allocator (0 when forwarding to the system malloc): */
+  uint64_t chunk_count;            /* arena chunks mapped */
+  uint64_t huge_count;             /* live huge blocks */
+  uint64_t arena_count;            /* arenas in use */
+  uint64_t oom_count;              /* allocations that found the OS refusing memory */
+  uint64_t requested_bytes;        /* cumulative bytes requested (LETHE_OPTIONS=slop:1 only) */
+  uint64_t served_bytes;           /* cumulative usable bytes given for them (slop:1 only) */
 } lethe_stats_t;
 
 void lethe_stats(lethe_stats_t* out) LETHE_NOEXCEPT;

@@ -1,0 +1,281 @@
+// The allocator's slow paths: initialisation, uncached and large allocation, huge blocks, realloc,
+// the out-of-memory sequence (oom.h), fork handling, and the heap walker.
+#include "allocator.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "arena.h"
+#include "base.h"
+#include "decay.h"
+#include "huge.h"
+#include "os.h"
+#include "stats.h"
+
+namespace lethe::internal {
+namespace {
+
+constinit std::atomic<int> g_init_state{0};  // 0 none, 1 running, 2 done
+
+void ForkPrepare() {
+  ThreadCacheLockForFork();
+  BaseLockForFork();
+  PurgerLockForFork();
+  ArenasLockForFork();
+  HugeLockForFork();
+}
+void ForkParent() {
+  HugeUnlockAfterFork(false);
+  ArenasUnlockAfterFork(false);
+  PurgerUnlockAfterFork(false);
+  BaseUnlockAfterFork(false);
+  ThreadCacheUnlockAfterFork(false);
+}
+void ForkChild() {
+  HugeUnlockAfterFork(true);
+  ArenasUnlockAfterFork(true);
+  PurgerUnlockAfterFork(true);
+  BaseUnlockAfterFork(true);
+  ThreadCacheUnlockAfterFork(true);
+}
+
+LETHE_NOINLINE bool InitSlow() {
+  int expected = 0;
+  if (g_init_state.compare_exchange_strong(expected, 1)) {
+    LoadOptionsFromEnvironment();
+    ArenasInit(g_options.arenas != 0 ? g_options.arenas : OsCpuCount());
+    ReserveInit(g_options.oom_reserve_kb * 1024);
+    ThreadCacheInitKey();
+    g_init_state.store(2, std::memory_order_release);
+    // May allocate (glibc keeps its handler list in malloc'd memory): the allocator is ready.
+    pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+    return true;
+  }
+  while (g_init_state.load(std::memory_order_acquire) != 2) sched_yield();
+  return true;
+}
+
+// The smallest class that holds `size` and whose regions are aligned to `alignment`, or -1.
+int SmallClassFor(size_t size, size_t alignment) {
+  if (size > kSmallMaxBytes) return -1;
+  for (size_t klass = SmallClassOf(size); klass < kSmallClassCount; ++klass) {
+    if (kSmallSizes[klass] % alignment == 0) return static_cast<int>(klass);
+  }
+  return -1;
+}
+
+void* AllocateSmall(uint32_t klass) {
+  ThreadCache* cache = ThreadCacheGet();
+  if (cache != nullptr) {
+    CacheBin& bin = cache->bins[klass];
+    if (bin.count > 0) {
+      ++cache->allocation_count;
+      return bin.slots[--bin.count];
+    }
+    return ThreadCacheFill(cache, klass);
+  }
+  void* block = nullptr;
+  if (ArenaAllocateSmall(ThreadArena(), klass, &block, 1) == 0) return nullptr;
+  CountUncachedAllocation();
+  return block;
+}
+
+// One attempt, no out-of-memory handling. size > 0.
+void* TryAllocate(size_t size, size_t alignment, bool zero) {
+  if (alignment < 8) alignment = 8;
+  int klass = SmallClassFor(size, alignment > kPageBytes ? kChunkBytes : alignment);
+  if (klass >= 0) {
+    void* block = AllocateSmall(static_cast<uint32_t>(klass));
+    if (block != nullptr && zero) std::memset(block, 0, size);
+    return block;
+  }
+  if (size <= kLargeMaxBytes) {
+    size_t pages = PagesFor(size);
+    size_t extra = alignment > kPageBytes ? alignment / kPageBytes - 1 : 0;
+    if (pages + extra <= kChunkUsablePages) {
+      bool zeroed = false;
+      void* block =
+          ArenaAllocateLarge(ThreadArena(), static_cast<uint32_t>(pages), alignment, &zeroed);
+      if (block != nullptr && zero && !zeroed) std::memset(block, 0, size);
+      return block;
+    }
+  }
+  void* block = HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment);
+  if (block != nullptr) CountHugeAllocation();
+  return block;  // fresh mappings read as zero
+}
+
+// Steps 1-4 of oom.h after a first attempt failed.
+LETHE_NOINLINE void* AllocateAfterFailure(size_t size, size_t alignment, bool zero) {
+  CountOomEvent();
+  PurgeAllArenas();
+  if (void* block = TryAllocate(size, alignment, zero)) return block;
+  if (RunLowMemoryCallback(size)) {
+    if (void* block = TryAllocate(size, alignment, zero)) return block;
+  }
+  ReserveAllow(true);
+  void* block = TryAllocate(size, alignment, zero);
+  ReserveAllow(false);
+  if (block == nullptr) errno = ENOMEM;
+  return block;
+}
+
+}  // namespace
+
+bool EnsureInit() {
+  if (LETHE_LIKELY(g_init_state.load(std::memory_order_acquire) == 2)) return true;
+  return InitSlow();
+}
+
+[[noreturn]] void InvalidPointer(const void* pointer) {
+  lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+}
+
+void* AllocateSlow(size_t size, size_t alignment, bool zero) {
+  EnsureInit();
+  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (size == 0) size = 1;
+  if (size > SIZE_MAX / 2) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* block = TryAllocate(size, alignment, zero);
+  if (LETHE_UNLIKELY(block == nullptr)) block = AllocateAfterFailure(size, alignment, zero);
+  if (block != nullptr && LETHE_UNLIKELY(g_options.slop)) RecordSlop(size, UsableSize(block));
+  PurgerAfterUnlock();
+  return block;
+}
+
+void* AllocateZeroed(size_t count, size_t size) {
+  size_t total = 0;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return AllocateSlow(total, 0, true);
+}
+
+void* AllocateAligned(size_t alignment, size_t size) {
+  if (alignment <= 8) return Allocate(size);
+  if (size == 0) size = 1;
+  return AllocateSlow(size, alignment, false);
+}
+
+void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) {
+  int saved_errno = errno;
+  CacheBin& bin = cache->bins[klass];
+  ThreadCacheFlushBin(cache, klass, bin.capacity / 2);
+  bin.slots[bin.count++] = pointer;
+  ++cache->free_count;
+  PurgerAfterUnlock();
+  errno = saved_errno;
+}
+
+void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) {
+  PageKind kind = MapKind(entry);
+  if (kind == PageKind::kSmall) {
+    if (RegionIndex(RunStart(chunk, page, entry), pointer, MapClass(entry)) < 0) {
+      InvalidPointer(pointer);
+    }
+    CountUncachedFree();
+  } else if (kind != PageKind::kLargeHead || page < kChunkHeaderPages ||
+             PageAddress(chunk, page) != pointer) {
+    InvalidPointer(pointer);
+  }
+  int saved_errno = errno;
+  ArenaFree(ArenaOf(chunk), chunk, page, entry, pointer);
+  PurgerAfterUnlock();
+  errno = saved_errno;
+}
+
+void FreeNotInChunk(void* pointer) {
+  int saved_errno = errno;
+  if (!HugeFree(pointer)) InvalidPointer(pointer);
+  CountHugeFree();
+  errno = saved_errno;
+}
+
+size_t UsableSize(const void* pointer) {
+  if (pointer == nullptr) return 0;
+  if (!IsArenaChunk(pointer)) {
+    size_t bytes = HugeSize(pointer);
+    if (bytes == 0) lethe_fatal_pointer("malloc_usable_size(): invalid pointer ", pointer, "");
+    return bytes;
+  }
+  Chunk* chunk = ChunkOf(pointer);
+  uint32_t page = PageOf(chunk, pointer);
+  uint32_t entry = chunk->map[page];
+  if (MapKind(entry) == PageKind::kSmall &&
+      RegionIndex(RunStart(chunk, page, entry), pointer, MapClass(entry)) >= 0) {
+    return kSmallSizes[MapClass(entry)];
+  }
+  if (MapKind(entry) == PageKind::kLargeHead && page >= kChunkHeaderPages &&
+      PageAddress(chunk, page) == pointer) {
+    return size_t{MapCount(entry)} << kLgPageBytes;
+  }
+  lethe_fatal_pointer("malloc_usable_size(): invalid pointer ", pointer, "");
+}
+
+void* Reallocate(void* pointer, size_t size) {
+  if (pointer == nullptr) return Allocate(size);
+  if (size == 0) size = 1;
+  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  size_t old_size = UsableSize(pointer);  // also rejects invalid pointers
+  if (size <= kSmallMaxBytes && old_size <= kSmallMaxBytes &&
+      kSmallSizes[SmallClassOf(size)] == old_size) {
+    return pointer;
+  }
+  if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes && size > kSmallMaxBytes &&
+      size <= kLargeMaxBytes) {
+    Chunk* chunk = ChunkOf(pointer);
+    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, PageOf(chunk, pointer),
+                                static_cast<uint32_t>(PagesFor(size)))) {
+      PurgerAfterUnlock();
+      return pointer;
+    }
+  } else if (!IsArenaChunk(pointer) && size > kLargeMaxBytes) {
+    void* moved = HugeReallocate(pointer, size);
+    if (moved == nullptr) {
+      PurgeAllArenas();
+      if (RunLowMemoryCallback(size)) moved = HugeReallocate(pointer, size);
+    }
+    if (moved == nullptr) errno = ENOMEM;
+    return moved;
+  }
+  void* block = AllocateSlow(size, 0, false);
+  if (block == nullptr) return nullptr;
+  std::memcpy(block, pointer, old_size < size ? old_size : size);
+  Free(pointer);
+  return block;
+}
+
+void ValidateHeap() {
+  for (unsigned i = 0; i < g_arena_count; ++i) {
+    Arena& arena = g_arenas[i];
+    MutexLock lock(&arena.lock);
+    arena.heap.Validate();
+    size_t small_pages = 0;
+    for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+      BinValidate(arena.bins[klass], klass);
+      small_pages += arena.bins[klass].run_count * kSmallClasses[klass].run_pages;
+      LETHE_CHECK(arena.bins[klass].regions_out <=
+                      arena.bins[klass].run_count * kSmallClasses[klass].region_count,
+                  "more regions out than the runs hold");
+    }
+    LETHE_CHECK(small_pages * kPageBytes + arena.large_bytes_out ==
+                    arena.heap.active_pages() * kPageBytes,
+                "active pages != small runs + large runs");
+  }
+}
+
+}  // namespace lethe::internal

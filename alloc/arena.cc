@@ -1,0 +1,123 @@
+// Arenas (see arena.h).
+#include "arena.h"
+
+#include <atomic>
+
+#include "compiler.h"
+#include "decay.h"
+#include "lethe/check.h"
+
+namespace lethe::internal {
+
+constinit Arena g_arenas[kMaxArenas] = {};
+constinit unsigned g_arena_count = 1;
+
+namespace {
+constinit std::atomic<unsigned> g_next_arena{0};
+LETHE_TLS Arena* t_arena = nullptr;
+}  // namespace
+
+void ArenasInit(unsigned count) {
+  if (count == 0) count = 1;
+  if (count > kMaxArenas) count = kMaxArenas;
+  for (unsigned i = 0; i < kMaxArenas; ++i) {
+    g_arenas[i].index = i;
+    g_arenas[i].heap.Init(&g_arenas[i]);
+  }
+  g_arena_count = count;
+}
+
+Arena* ThreadArena() {
+  Arena* arena = t_arena;
+  if (LETHE_LIKELY(arena != nullptr)) return arena;
+  unsigned index = g_next_arena.fetch_add(1, std::memory_order_relaxed) % g_arena_count;
+  t_arena = &g_arenas[index];
+  return t_arena;
+}
+
+uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t count) {
+  MutexLock lock(&arena->lock);
+  return BinAllocate(&arena->bins[klass], klass, &arena->heap, out, count);
+}
+
+void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed) {
+  MutexLock lock(&arena->lock);
+  void* block;
+  if (alignment <= kPageBytes) {
+    block = arena->heap.AllocateLarge(pages, zeroed);
+  } else {
+    *zeroed = false;
+    block = arena->heap.AllocateLargeAligned(pages, alignment, DecayNowNs());
+  }
+  if (block != nullptr) {
+    arena->large_bytes_out += size_t{pages} << kLgPageBytes;
+    ++arena->large_allocations;
+  }
+  return block;
+}
+
+void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer) {
+  MutexLock lock(&arena->lock);
+  if (MapKind(entry) == PageKind::kSmall) {
+    BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
+            DecayNowNs());
+  } else {
+    // Re-read under the lock: a racing double free of the same large block must see kFree here.
+    uint32_t current = chunk->map[page];
+    if (MapKind(current) != PageKind::kLargeHead) {
+      lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+    }
+    arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
+    ++arena->large_frees;
+    arena->heap.FreeLarge(chunk, page, DecayNowNs());
+  }
+  ArenaAfterRelease(arena);
+}
+
+void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
+  MutexLock lock(&arena->lock);
+  uint64_t now = DecayNowNs();
+  for (uint32_t i = 0; i < count; ++i) {
+    Chunk* chunk = ChunkOf(pointers[i]);
+    uint32_t page = PageOf(chunk, pointers[i]);
+    uint32_t entry = chunk->map[page];
+    BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointers[i], now);
+  }
+  ArenaAfterRelease(arena);
+}
+
+bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages) {
+  MutexLock lock(&arena->lock);
+  uint32_t old_pages = MapCount(chunk->map[page]);
+  if (new_pages < old_pages) {
+    arena->heap.ShrinkLarge(chunk, page, new_pages, DecayNowNs());
+    arena->large_bytes_out -= size_t{old_pages - new_pages} << kLgPageBytes;
+    ArenaAfterRelease(arena);
+    return true;
+  }
+  if (!arena->heap.GrowLargeInPlace(chunk, page, new_pages)) return false;
+  arena->large_bytes_out += size_t{new_pages - old_pages} << kLgPageBytes;
+  return true;
+}
+
+void ArenaAfterRelease(Arena* arena) {
+  PageHeap& heap = arena->heap;
+  size_t dirty = heap.dirty_pages();
+  if (dirty == 0) return;
+  size_t limit = heap.active_pages() * g_options.dirty_percent / 100;
+  if (limit < kChunkPages) limit = kChunkPages;
+  if (dirty > limit) heap.PurgeExcess(limit);
+  DecayAfterRelease(arena);
+}
+
+void ArenasLockForFork() {
+  for (unsigned i = 0; i < g_arena_count; ++i) g_arenas[i].lock.Lock();
+}
+
+void ArenasUnlockAfterFork(bool child) {
+  for (unsigned i = 0; i < g_arena_count; ++i) {
+    if (child) g_arenas[i].lock.ResetAfterFork(); else g_arenas[i].lock.Unlock();
+  }
+}
+
+}  // namespace lethe::internal

@@ -1,0 +1,63 @@
+// arena.h — an arena: one lock, one page heap, one bin per small class. Threads are spread over
+// the arenas (one per CPU by default, LETHE_OPTIONS=arenas:N) round-robin at their first
+// allocation, so that two threads rarely share a lock. A block always returns to the arena that
+// owns its chunk (chunk->heap->owner()), whichever thread frees it.
+//
+// Locking: everything in an Arena is guarded by its lock, except `index` (constant). The arena
+// table itself is constant after initialisation.
+#ifndef LETHE_ALLOC_ARENA_H_
+#define LETHE_ALLOC_ARENA_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "bin.h"
+#include "chunk.h"
+#include "mutex.h"
+#include "options.h"
+#include "page_heap.h"
+
+namespace lethe::internal {
+
+struct Arena {
+  Mutex lock;
+  PageHeap heap;
+  Bin bins[kSmallClassCount];
+  unsigned index = 0;
+  uint64_t large_bytes_out = 0;   // pages of live large runs, in bytes
+  uint64_t large_allocations = 0; // cumulative
+  uint64_t large_frees = 0;
+  uint64_t last_decay_ns = 0;     // last opportunistic decay check
+};
+
+extern constinit Arena g_arenas[kMaxArenas];
+extern constinit unsigned g_arena_count;
+
+// Sets up the arena table (called once by the initialisation).
+void ArenasInit(unsigned count);
+// The calling thread's arena.
+Arena* ThreadArena();
+inline Arena* ArenaOf(const Chunk* chunk) { return static_cast<Arena*>(chunk->heap->owner()); }
+
+// Small regions of `klass` into out[] (lock taken inside); returns how many.
+uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t count);
+// A large run of `pages` pages aligned to `alignment` (<= page: no constraint). nullptr on OOM.
+void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed);
+// Frees one block of a chunk of `arena` (small or large; entry already read and checked to be a
+// small page or a large head).
+void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer);
+// Frees count small regions, all in chunks of `arena`, under one lock acquisition.
+void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count);
+// Large realloc in place: true when the run at `page` now has `new_pages` pages.
+bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages);
+
+// Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
+// pages, at least one chunk's worth allowed) and, without a background thread, decays.
+void ArenaAfterRelease(Arena* arena);
+
+void ArenasLockForFork();
+void ArenasUnlockAfterFork(bool child);
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_ARENA_H_

@@ -1,0 +1,130 @@
+// Small-object runs and bins (see bin.h). Which run a bin allocates from: the head of its
+// non-full list. A run that gains a free region is pushed at the head when its address is below
+// the head's, else at the tail, so allocation favours low runs and high runs drain and return to
+// the page heap (an O(1) approximation of jemalloc's lowest-address run).
+#include "bin.h"
+
+#include "lethe/check.h"
+
+namespace lethe::internal {
+namespace {
+
+void ListPush(Bin* bin, RunHeader* run) {
+  RunHeader* head = bin->nonfull;
+  if (head == nullptr) {
+    run->prev = run->next = run;
+    bin->nonfull = run;
+    return;
+  }
+  RunHeader* tail = head->prev;
+  run->prev = tail;
+  run->next = head;
+  tail->next = run;
+  head->prev = run;
+  if (reinterpret_cast<uintptr_t>(run) < reinterpret_cast<uintptr_t>(head)) bin->nonfull = run;
+}
+
+void ListRemove(Bin* bin, RunHeader* run) {
+  if (run->next == run) {
+    bin->nonfull = nullptr;
+    return;
+  }
+  run->prev->next = run->next;
+  run->next->prev = run->prev;
+  if (bin->nonfull == run) bin->nonfull = run->next;
+}
+
+RunHeader* NewRun(Bin* bin, uint32_t klass, PageHeap* heap) {
+  const SmallClass& layout = kSmallClasses[klass];
+  auto* start = static_cast<char*>(heap->AllocateSmallRun(layout.run_pages, klass));
+  if (start == nullptr) return nullptr;
+  RunHeader* run = RunHeaderOf(start, klass);
+  run->klass = static_cast<uint16_t>(klass);
+  run->free_count = static_cast<uint16_t>(layout.region_count);
+  run->hint = 0;
+  uint64_t* bitmap = run->bitmap();
+  for (uint32_t word = 0; word < layout.bitmap_words; ++word) bitmap[word] = ~uint64_t{0};
+  uint32_t tail_bits = layout.region_count % 64;
+  if (tail_bits != 0) bitmap[layout.bitmap_words - 1] = (uint64_t{1} << tail_bits) - 1;
+  ListPush(bin, run);
+  ++bin->run_count;
+  ++bin->runs_created;
+  return run;
+}
+
+}  // namespace
+
+uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint32_t count) {
+  const SmallClass& layout = kSmallClasses[klass];
+  uint32_t filled = 0;
+  while (filled < count) {
+    RunHeader* run = bin->nonfull;
+    if (run == nullptr && (run = NewRun(bin, klass, heap)) == nullptr) break;
+    char* start = reinterpret_cast<char*>(run) - layout.header_offset;
+    uint64_t* bitmap = run->bitmap();
+    uint32_t word = run->hint;
+    while (filled < count && run->free_count > 0) {
+      while (bitmap[word] == 0) ++word;
+      auto bit = static_cast<uint32_t>(__builtin_ctzll(bitmap[word]));
+      bitmap[word] &= bitmap[word] - 1;
+      out[filled++] = start + size_t{word * 64 + bit} * layout.size_bytes;
+      --run->free_count;
+    }
+    run->hint = word;
+    if (run->free_count == 0) ListRemove(bin, run);
+  }
+  bin->regions_out += filled;
+  return filled;
+}
+
+void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
+             void* pointer, uint64_t now_ns) {
+  uint32_t klass = MapClass(entry);
+  const SmallClass& layout = kSmallClasses[klass];
+  char* start = RunStart(chunk, page, entry);
+  long index = RegionIndex(start, pointer, klass);
+  if (index < 0) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+  RunHeader* run = RunHeaderOf(start, klass);
+  auto word = static_cast<uint32_t>(index / 64);
+  uint64_t bit = uint64_t{1} << (index % 64);
+  if ((run->bitmap()[word] & bit) != 0) {
+    lethe_fatal_pointer("free(): double free ", pointer, "");
+  }
+  run->bitmap()[word] |= bit;
+  if (word < run->hint) run->hint = word;
+  --bin->regions_out;
+  if (++run->free_count == 1) ListPush(bin, run);
+  if (run->free_count == layout.region_count) {
+    ListRemove(bin, run);
+    --bin->run_count;
+    heap->FreeSmallRun(chunk, page - MapCount(entry), layout.run_pages, now_ns);
+  }
+}
+
+void BinValidate(const Bin& bin, uint32_t klass) {
+  const SmallClass& layout = kSmallClasses[klass];
+  const RunHeader* head = bin.nonfull;
+  if (head == nullptr) return;
+  const RunHeader* run = head;
+  do {
+    LETHE_CHECK(run->klass == klass, "run in the wrong bin");
+    LETHE_CHECK(run->next->prev == run, "broken run list");
+    uint32_t free_bits = 0;
+    for (uint32_t word = 0; word < layout.bitmap_words; ++word) {
+      free_bits += static_cast<uint32_t>(__builtin_popcountll(run->bitmap()[word]));
+      if (word < run->hint) LETHE_CHECK(run->bitmap()[word] == 0, "free bit below the hint");
+    }
+    LETHE_CHECK(free_bits == run->free_count, "free count disagrees with the bitmap");
+    LETHE_CHECK(run->free_count > 0 && run->free_count < layout.region_count,
+                "listed run is full or empty");
+    const char* start = reinterpret_cast<const char*>(run) - layout.header_offset;
+    const Chunk* chunk = ChunkOf(start);
+    uint32_t entry = chunk->map[PageOf(chunk, start)];
+    LETHE_CHECK(MapKind(entry) == PageKind::kSmall && MapClass(entry) == klass &&
+                    MapCount(entry) == 0,
+                "page map does not show the run");
+    run = run->next;
+  } while (run != head);
+}
+
+}  // namespace lethe::internal

@@ -1,0 +1,73 @@
+// bin.h — small objects: runs of 1..16 pages cut into regions of one size class, with a free
+// bitmap, and the per-arena bin of each class that hands regions out.
+//
+// Who calls it: the arena (under its lock) for thread-cache fills and flushes and for uncached
+// allocations. Run memory belongs to the arena's PageHeap; a run is returned to it when its last
+// region is freed.
+//
+// Run layout (run_pages pages, page-aligned start):
+//   [region 0][region 1]...[region n-1][unused][RunHeader + bitmap]   <- header_offset
+// Bit i of the bitmap is 1 when region i is free. Invariants (Validate):
+//   free_count == popcount(bitmap) and 0 < free_count < region_count + 1;
+//   a run is in its bin's non-full list  <=>  free_count > 0;
+//   a run with free_count == region_count does not exist (it went back to the page heap).
+#ifndef LETHE_ALLOC_BIN_H_
+#define LETHE_ALLOC_BIN_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "chunk.h"
+#include "page_heap.h"
+#include "size_classes.h"
+
+namespace lethe::internal {
+
+struct RunHeader {
+  RunHeader* prev;  // circular list of non-full runs of the bin
+  RunHeader* next;
+  uint16_t klass;
+  uint16_t free_count;
+  uint32_t hint;  // no free bit below this bitmap word
+  uint64_t* bitmap() { return reinterpret_cast<uint64_t*>(this + 1); }
+  const uint64_t* bitmap() const { return reinterpret_cast<const uint64_t*>(this + 1); }
+};
+static_assert(sizeof(RunHeader) == kRunHeaderFixedBytes);
+
+struct Bin {
+  RunHeader* nonfull = nullptr;  // head: the lowest-addressed run pushed so far (see bin.cc)
+  uint64_t run_count = 0;        // runs currently held
+  uint64_t regions_out = 0;      // regions handed out (to users or thread caches)
+  uint64_t runs_created = 0;     // cumulative
+};
+
+inline char* RunStart(Chunk* chunk, uint32_t page, uint32_t entry) {
+  return PageAddress(chunk, page - MapCount(entry));
+}
+inline RunHeader* RunHeaderOf(char* run_start, uint32_t klass) {
+  return reinterpret_cast<RunHeader*>(run_start + kSmallClasses[klass].header_offset);
+}
+
+// The region index of `pointer` in the run at `run_start`, or -1 when it is not a region start.
+inline long RegionIndex(const char* run_start, const void* pointer, uint32_t klass) {
+  const SmallClass& layout = kSmallClasses[klass];
+  auto offset = static_cast<uint64_t>(static_cast<const char*>(pointer) - run_start);
+  uint64_t index = (offset * layout.reciprocal) >> 32;
+  if (index * layout.size_bytes != offset || index >= layout.region_count) return -1;
+  return static_cast<long>(index);
+}
+
+// Hands out up to `count` regions of `klass` into out[]; returns how many (fewer only when the
+// page heap cannot map a new run).
+uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint32_t count);
+// Returns the region at `pointer` (in the small-run page `page` whose entry is `entry`). Aborts
+// with "lethe: free(): invalid pointer" when it is not a region start and with "double free"
+// when the bitmap says it is already free.
+void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
+             void* pointer, uint64_t now_ns);
+// LETHE_CHECKs the invariants above for every run of the bin.
+void BinValidate(const Bin& bin, uint32_t klass);
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_BIN_H_

@@ -1,0 +1,13 @@
+// compiler.h — attributes the allocator's hot paths and thread-local state need.
+#ifndef LETHE_ALLOC_COMPILER_H_
+#define LETHE_ALLOC_COMPILER_H_
+
+// Thread-locals use the initial-exec model: no __tls_get_addr call (which may allocate) on
+// access, even when the allocator is a preloaded shared object.
+#define LETHE_TLS __attribute__((tls_model("initial-exec"))) thread_local
+#define LETHE_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LETHE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LETHE_NOINLINE __attribute__((noinline))
+#define LETHE_ALWAYS_INLINE inline __attribute__((always_inline))
+
+#endif  // LETHE_ALLOC_COMPILER_H_

@@ -1,0 +1,175 @@
+// Decay purging and the background purge thread (see decay.h).
+#include "decay.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+
+#include "arena.h"
+#include "compiler.h"
+#include "mutex.h"
+#include "options.h"
+#include "os.h"
+
+namespace lethe::internal {
+namespace {
+
+enum PurgerState : int { kNotStarted = 0, kStarting = 1, kRunning = 2, kOff = 3 };
+
+constinit std::atomic<bool> g_manual_clock{false};
+constinit std::atomic<uint64_t> g_manual_now_ns{0};
+constinit std::atomic<int> g_purger_state{kNotStarted};
+constinit std::atomic<bool> g_purger_idle{false};   // scanning or asleep without a deadline
+constinit std::atomic<bool> g_attention{false};     // a release wants the thread started/woken
+constinit Mutex g_purger_lock;
+constinit bool g_wake_pending = false;              // guarded by g_purger_lock
+constinit bool g_cond_ready = false;
+pthread_cond_t g_purger_cond;
+
+uint64_t DecayNs() { return g_options.decay_ms * 1000000u; }
+
+// One pass over the arenas; returns the next deadline (UINT64_MAX: nothing dirty).
+uint64_t PurgePass() {
+  uint64_t decay_ns = DecayNs();
+  uint64_t next = UINT64_MAX;
+  for (unsigned i = 0; i < g_arena_count; ++i) {
+    Arena& arena = g_arenas[i];
+    MutexLock lock(&arena.lock);
+    arena.heap.PurgeDecayed(DecayNowNs(), decay_ns);
+    uint64_t oldest = arena.heap.OldestDirtyNs();
+    if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
+  }
+  return next;
+}
+
+void* PurgerMain(void*) {
+  g_purger_lock.Lock();
+  while (true) {
+    g_purger_idle.store(true);
+    g_purger_lock.Unlock();
+    uint64_t deadline = g_manual_clock.load() ? UINT64_MAX : PurgePass();
+    g_purger_lock.Lock();
+    if (deadline != UINT64_MAX) g_purger_idle.store(false);
+    if (g_wake_pending) {
+      g_wake_pending = false;
+      continue;
+    }
+    if (deadline == UINT64_MAX) {
+      pthread_cond_wait(&g_purger_cond, g_purger_lock.native());
+    } else {
+      timespec until{static_cast<time_t>(deadline / 1000000000u),
+                     static_cast<long>(deadline % 1000000000u)};
+      pthread_cond_timedwait(&g_purger_cond, g_purger_lock.native(), &until);
+    }
+    g_wake_pending = false;
+  }
+  return nullptr;
+}
+
+void StartPurger() {
+  int expected = kNotStarted;
+  if (!g_purger_state.compare_exchange_strong(expected, kStarting)) return;
+  if (!g_options.decay_thread || g_manual_clock.load()) {
+    g_purger_state.store(kOff);
+    return;
+  }
+  if (!g_cond_ready) {
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_purger_cond, &attributes);
+    pthread_condattr_destroy(&attributes);
+    g_cond_ready = true;
+  }
+  // The thread must not take the process's signals.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pthread_t thread;
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attributes, 64 * 1024);
+  bool started = pthread_create(&thread, &attributes, PurgerMain, nullptr) == 0;
+  pthread_attr_destroy(&attributes);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  g_purger_state.store(started ? kRunning : kOff);
+}
+
+}  // namespace
+
+uint64_t DecayNowNs() {
+  if (LETHE_UNLIKELY(g_manual_clock.load(std::memory_order_relaxed))) {
+    return g_manual_now_ns.load(std::memory_order_relaxed);
+  }
+  return OsNowNs();
+}
+
+void DecayAfterRelease(Arena* arena) {
+  int state = g_purger_state.load(std::memory_order_relaxed);
+  if (state == kRunning && !g_manual_clock.load(std::memory_order_relaxed)) {
+    if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
+    return;
+  }
+  if (state == kNotStarted && g_options.decay_thread) {
+    g_attention.store(true, std::memory_order_relaxed);
+  }
+  // No thread (yet): decay here, at most every decay/8.
+  uint64_t now = DecayNowNs();
+  uint64_t decay_ns = DecayNs();
+  if (now - arena->last_decay_ns >= decay_ns / 8) {
+    arena->last_decay_ns = now;
+    arena->heap.PurgeDecayed(now, decay_ns);
+  }
+}
+
+void PurgerAfterUnlock() {
+  if (LETHE_LIKELY(!g_attention.load(std::memory_order_relaxed))) return;
+  g_attention.store(false, std::memory_order_relaxed);
+  int state = g_purger_state.load();
+  if (state == kNotStarted) {
+    StartPurger();
+  } else if (state == kRunning) {
+    MutexLock lock(&g_purger_lock);
+    g_wake_pending = true;
+    pthread_cond_signal(&g_purger_cond);
+  }
+}
+
+void DecayTick(uint64_t now_ns) {
+  g_manual_now_ns.store(now_ns);
+  g_manual_clock.store(true);
+  uint64_t decay_ns = DecayNs();
+  for (unsigned i = 0; i < g_arena_count; ++i) {
+    MutexLock lock(&g_arenas[i].lock);
+    g_arenas[i].heap.PurgeDecayed(now_ns, decay_ns);
+  }
+}
+
+void PurgeAllArenas() {
+  for (unsigned i = 0; i < g_arena_count; ++i) {
+    MutexLock lock(&g_arenas[i].lock);
+    g_arenas[i].heap.PurgeAll();
+  }
+}
+
+bool PurgerRunning() { return g_purger_state.load() == kRunning; }
+
+void PurgerLockForFork() { g_purger_lock.Lock(); }
+
+void PurgerUnlockAfterFork(bool child) {
+  if (!child) {
+    g_purger_lock.Unlock();
+    return;
+  }
+  g_purger_lock.ResetAfterFork();
+  g_cond_ready = false;  // the condition variable may have had the parent's waiter
+  g_wake_pending = false;
+  g_purger_idle.store(false);
+  g_attention.store(false);
+  if (g_purger_state.load() != kOff || g_options.decay_thread) g_purger_state.store(kNotStarted);
+}
+
+}  // namespace lethe::internal

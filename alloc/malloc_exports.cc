@@ -1,0 +1,185 @@
+// malloc_exports.cc — the malloc family and every C++ operator new/delete, served by Lethe's
+// allocator. Compiled into liblethe-malloc.so (LD_PRELOAD=liblethe-malloc.so runs a whole process
+// on Lethe) and into lethe_malloc_static (Lethe's own tools link it when LETHE_REPLACE_MALLOC is
+// on). Never part of lethe::alloc itself: linking the library does not replace a program's malloc.
+//
+// Early calls: initialisation needs no allocation (mmap only, options read in place), so a call
+// from the dynamic loader, from dlsym or from pthread before main is served like any other, and
+// free(NULL) before anything else is a no-op. Thread-locals are initial-exec. Fork: the handlers
+// registered at initialisation take every allocator lock around fork().
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+
+#include <climits>
+#include <new>
+
+#include "allocator.h"
+#include "lethe/alloc.h"
+#include "stats.h"
+
+using namespace lethe::internal;
+
+namespace {
+
+bool IsPowerOfTwo(size_t value) { return value != 0 && (value & (value - 1)) == 0; }
+
+// operator new: retries through the new-handler, then throws std::bad_alloc.
+void* NewOrThrow(size_t size, size_t alignment) {
+  while (true) {
+    void* block = alignment == 0 ? Allocate(size) : AllocateAligned(alignment, size);
+    if (LETHE_LIKELY(block != nullptr)) return block;
+    std::new_handler handler = std::get_new_handler();
+    if (handler == nullptr) throw std::bad_alloc();
+    handler();
+  }
+}
+
+void* NewNoThrow(size_t size, size_t alignment) noexcept {
+  try {
+    return NewOrThrow(size, alignment);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void* malloc(size_t size) noexcept { return Allocate(size); }
+
+void free(void* pointer) noexcept { Free(pointer); }
+
+void* calloc(size_t count, size_t size) noexcept { return AllocateZeroed(count, size); }
+
+// realloc(p, 0) frees p and returns NULL, as glibc does.
+void* realloc(void* pointer, size_t size) noexcept {
+  if (pointer != nullptr && size == 0) {
+    Free(pointer);
+    return nullptr;
+  }
+  return Reallocate(pointer, size);
+}
+
+void* reallocarray(void* pointer, size_t count, size_t size) noexcept {
+  size_t total = 0;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(pointer, total);
+}
+
+int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+  if (!IsPowerOfTwo(alignment) || alignment % sizeof(void*) != 0) return EINVAL;
+  int saved_errno = errno;
+  void* block = AllocateAligned(alignment, size);
+  errno = saved_errno;
+  if (block == nullptr) return ENOMEM;
+  *out = block;
+  return 0;
+}
+
+void* aligned_alloc(size_t alignment, size_t size) noexcept {
+  if (!IsPowerOfTwo(alignment)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return AllocateAligned(alignment, size);
+}
+
+// glibc rounds an alignment that is not a power of two up to the next one.
+void* memalign(size_t alignment, size_t size) noexcept {
+  if (alignment > SIZE_MAX / 2 + 1) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  size_t rounded = 1;
+  while (rounded < alignment) rounded <<= 1;
+  return AllocateAligned(rounded, size);
+}
+
+void* valloc(size_t size) noexcept { return AllocateAligned(kPageBytes, size); }
+
+void* pvalloc(size_t size) noexcept {
+  if (size > SIZE_MAX - kPageBytes) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  size_t rounded = size == 0 ? kPageBytes : PagesFor(size) << kLgPageBytes;
+  return AllocateAligned(kPageBytes, rounded);
+}
+
+size_t malloc_usable_size(void* pointer) noexcept { return UsableSize(pointer); }
+
+int malloc_trim(size_t) noexcept {
+  lethe_purge();
+  return 1;
+}
+
+struct mallinfo2 mallinfo2() noexcept {
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  struct mallinfo2 info = {};
+  info.arena = stats.mapped_bytes - stats.huge_bytes;
+  info.hblks = stats.huge_count;
+  info.hblkhd = stats.huge_bytes;
+  info.uordblks = stats.allocated_bytes;
+  info.fordblks = stats.active_bytes + stats.dirty_bytes - stats.allocated_bytes;
+  info.fsmblks = stats.bin_unused_bytes + stats.thread_cache_bytes;
+  info.keepcost = stats.dirty_bytes;
+  return info;
+}
+
+struct mallinfo mallinfo() noexcept {
+  struct mallinfo2 wide = mallinfo2();
+  auto clamp = [](size_t value) { return value > INT_MAX ? INT_MAX : static_cast<int>(value); };
+  struct mallinfo info = {};
+  info.arena = clamp(wide.arena);
+  info.hblks = clamp(wide.hblks);
+  info.hblkhd = clamp(wide.hblkhd);
+  info.uordblks = clamp(wide.uordblks);
+  info.fordblks = clamp(wide.fordblks);
+  info.fsmblks = clamp(wide.fsmblks);
+  info.keepcost = clamp(wide.keepcost);
+  return info;
+}
+
+void malloc_stats() noexcept { lethe_stats_print(stderr); }
+
+}  // extern "C"
+
+void* operator new(size_t size) { return NewOrThrow(size, 0); }
+void* operator new[](size_t size) { return NewOrThrow(size, 0); }
+void* operator new(size_t size, const std::nothrow_t&) noexcept { return NewNoThrow(size, 0); }
+void* operator new[](size_t size, const std::nothrow_t&) noexcept { return NewNoThrow(size, 0); }
+void* operator new(size_t size, std::align_val_t alignment) {
+  return NewOrThrow(size, static_cast<size_t>(alignment));
+}
+void* operator new[](size_t size, std::align_val_t alignment) {
+  return NewOrThrow(size, static_cast<size_t>(alignment));
+}
+void* operator new(size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return NewNoThrow(size, static_cast<size_t>(alignment));
+}
+void* operator new[](size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return NewNoThrow(size, static_cast<size_t>(alignment));
+}
+
+void operator delete(void* pointer) noexcept { Free(pointer); }
+void operator delete[](void* pointer) noexcept { Free(pointer); }
+void operator delete(void* pointer, const std::nothrow_t&) noexcept { Free(pointer); }
+void operator delete[](void* pointer, const std::nothrow_t&) noexcept { Free(pointer); }
+void operator delete(void* pointer, size_t) noexcept { Free(pointer); }
+void operator delete[](void* pointer, size_t) noexcept { Free(pointer); }
+void operator delete(void* pointer, std::align_val_t) noexcept { Free(pointer); }
+void operator delete[](void* pointer, std::align_val_t) noexcept { Free(pointer); }
+void operator delete(void* pointer, size_t, std::align_val_t) noexcept { Free(pointer); }
+void operator delete[](void* pointer, size_t, std::align_val_t) noexcept { Free(pointer); }
+void operator delete(void* pointer, std::align_val_t, const std::nothrow_t&) noexcept {
+  Free(pointer);
+}
+void operator delete[](void* pointer, std::align_val_t, const std::nothrow_t&) noexcept {
+  Free(pointer);
+}

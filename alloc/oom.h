@@ -1,0 +1,45 @@
+// oom.h — what happens when the kernel refuses memory, and the test hook that fakes it.
+//
+// Sequence (allocator.cc, AllocateSlow): purge every arena and unmap free chunks, retry; run the
+// low-memory callback on the allocating thread with no allocator lock held (a thread-local guard
+// stops a nested failure from calling it again), retry; allow the reserve (address space mapped
+// at start-up, LETHE_OPTIONS=oom_reserve_kb:N) and retry; fail with ENOMEM.
+//
+// Thread-safety: every function may be called from any thread.
+#ifndef LETHE_ALLOC_OOM_H_
+#define LETHE_ALLOC_OOM_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "lethe/alloc.h"
+
+namespace lethe::internal {
+
+// Maps the reserve (rounded up to whole chunks). Called once at initialisation.
+void ReserveInit(size_t bytes);
+// While true on this thread, chunk and huge mappings that the kernel refuses come from the reserve.
+void ReserveAllow(bool allow);
+// A chunk from the reserve, or nullptr (not allowed now, or used up).
+void* ReserveTakeChunk();
+// `bytes` (a chunk multiple) from the reserve, or nullptr.
+void* ReserveTake(size_t bytes);
+uint64_t ReserveUsedBytes();
+uint64_t ReserveBytes();
+
+// The fail-after hook. FailArmed() is the cheap test on the fast path; FailureInjected() counts
+// down and is true for the one allocation that must fail.
+extern std::atomic<long> g_fail_countdown;
+inline bool FailArmed() { return g_fail_countdown.load(std::memory_order_relaxed) != 0; }
+bool FailureInjected();
+void SetFailAfter(long n);
+
+void SetLowMemoryCallback(lethe_low_memory_callback_t callback, void* context);
+// Runs the callback unless there is none or this thread is already inside it; true if it ran.
+bool RunLowMemoryCallback(size_t request_bytes);
+uint64_t LowMemoryCallbackCount();
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_OOM_H_

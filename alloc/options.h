@@ -1,0 +1,43 @@
+// options.h — the allocator's run-time options, read once from LETHE_OPTIONS at initialisation
+// ("decay_ms:1000,decay_thread:1,...") without allocating (the parser reads environ in place).
+//
+//   decay_ms:N        dirty pages older than N ms are purged (default 1000; 0 = purge at once)
+//   decay_thread:0|1  background purge thread (default 1)
+//   dirty_percent:N   dirty pages above N% of active pages are purged at once (default 12)
+//   oom_reserve_kb:N  address space kept mapped for the last step of out-of-memory (default 0)
+//   tcache:0|1        per-thread caches (default 1)
+//   arenas:N          number of arenas (default: one per CPU, at most kMaxArenas)
+//   stats_print:0|1   print statistics to stderr at exit (default 0)
+//   slop:0|1          count requested vs usable bytes (default 0)
+// Unknown keys and bad values are reported on stderr (once, with write(2)) and ignored.
+#ifndef LETHE_ALLOC_OPTIONS_H_
+#define LETHE_ALLOC_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lethe::internal {
+
+inline constexpr unsigned kMaxArenas = 64;
+
+struct Options {
+  uint64_t decay_ms = 1000;
+  bool decay_thread = true;
+  uint32_t dirty_percent = 12;
+  uint64_t oom_reserve_kb = 0;
+  bool tcache = true;
+  unsigned arenas = 0;  // 0: one per CPU
+  bool stats_print = false;
+  bool slop = false;
+};
+
+extern constinit Options g_options;
+
+// Parses `text` (may be nullptr) into *options. Returns false if anything was rejected.
+bool ParseOptions(const char* text, Options* options);
+// Reads LETHE_OPTIONS from the environment into g_options.
+void LoadOptionsFromEnvironment();
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_OPTIONS_H_

@@ -1,0 +1,426 @@
+// Runs of pages in chunks: best-fit segregated free lists, O(1) split and coalesce through the
+// linear page map, dirty-run LRU and purging. See page_heap.h for the algorithm, chunk.h for the
+// map entry and the invariants that Validate() checks.
+#include "page_heap.h"
+
+#include <cstring>
+
+#include "chunk_registry.h"
+#include "lethe/check.h"
+#include "oom.h"
+#include "os.h"
+
+namespace lethe::internal {
+namespace {
+
+// Insert-position markers for InsertFree's LRU argument.
+FreeRunNode* const kLruTail = reinterpret_cast<FreeRunNode*>(uintptr_t{1});
+
+bool Less(const FreeRunNode* a, const FreeRunNode* b) {
+  return reinterpret_cast<uintptr_t>(a) < reinterpret_cast<uintptr_t>(b);
+}
+
+// Index of the first set bit >= `from` in `words`, or -1.
+int FindSetFrom(const uint64_t* words, size_t from) {
+  size_t word = from / 64;
+  if (word >= kFreeListWords) return -1;
+  uint64_t bits = words[word] & (~uint64_t{0} << (from % 64));
+  while (true) {
+    if (bits != 0) return static_cast<int>(word * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+    if (++word == kFreeListWords) return -1;
+    bits = words[word];
+  }
+}
+
+}  // namespace
+
+void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
+                          uint64_t since_ns, FreeRunNode* lru_after) {
+  uint32_t entry = MapFree(pages, dirty);
+  chunk->map[page] = entry;
+  chunk->map[page + pages - 1] = entry;
+  FreeRunNode* node = &chunk->nodes[page];
+  FreeRunNode*& head = lists_[dirty][pages - 1];
+  if (head == nullptr) {
+    node->size_prev = node->size_next = node;
+    head = node;
+    nonempty_[dirty][(pages - 1) / 64] |= uint64_t{1} << ((pages - 1) % 64);
+  } else {
+    // Circular list: head->size_prev is the tail. Lower than the head: becomes the head (step 2).
+    FreeRunNode* tail = head->size_prev;
+    node->size_prev = tail;
+    node->size_next = head;
+    tail->size_next = node;
+    head->size_prev = node;
+    if (Less(node, head)) head = node;
+  }
+  if (!dirty) return;
+  dirty_pages_ += pages;
+  node->dirty_since_ns = since_ns;
+  if (lru_after == kLruTail) lru_after = lru_tail_;
+  FreeRunNode* next = lru_after == nullptr ? lru_head_ : lru_after->dirty_next;
+  node->dirty_prev = lru_after;
+  node->dirty_next = next;
+  if (lru_after == nullptr) lru_head_ = node; else lru_after->dirty_next = node;
+  if (next == nullptr) lru_tail_ = node; else next->dirty_prev = node;
+}
+
+FreeRunNode* PageHeap::RemoveFree(Chunk* chunk, uint32_t page) {
+  uint32_t entry = chunk->map[page];
+  LETHE_DCHECK(MapKind(entry) == PageKind::kFree && MapCount(entry) > 0, "not a free run");
+  uint32_t pages = MapCount(entry);
+  bool dirty = MapDirty(entry);
+  FreeRunNode* node = &chunk->nodes[page];
+  FreeRunNode*& head = lists_[dirty][pages - 1];
+  if (node->size_next == node) {
+    head = nullptr;
+    nonempty_[dirty][(pages - 1) / 64] &= ~(uint64_t{1} << ((pages - 1) % 64));
+  } else {
+    node->size_prev->size_next = node->size_next;
+    node->size_next->size_prev = node->size_prev;
+    if (head == node) head = node->size_next;
+  }
+  if (!dirty) return kLruTail;
+  dirty_pages_ -= pages;
+  FreeRunNode* prev = node->dirty_prev;
+  if (prev == nullptr) lru_head_ = node->dirty_next; else prev->dirty_next = node->dirty_next;
+  if (node->dirty_next == nullptr) lru_tail_ = prev; else node->dirty_next->dirty_prev = prev;
+  return prev;
+}
+
+Chunk* PageHeap::NewChunk() {
+  void* memory = OsMap(kChunkBytes, kChunkBytes);
+  if (memory == nullptr) memory = ReserveTakeChunk();
+  if (memory == nullptr) return nullptr;
+  if (!RegisterChunk(memory)) {
+    OsUnmap(memory, kChunkBytes);
+    return nullptr;
+  }
+  auto* chunk = static_cast<Chunk*>(memory);  // zero-filled: header map entries read kFree/0
+  chunk->heap = this;
+  chunk->prev = nullptr;
+  chunk->next = chunks_;
+  if (chunks_ != nullptr) chunks_->prev = chunk;
+  chunks_ = chunk;
+  ++chunk_count_;
+  InsertFree(chunk, kChunkHeaderPages, kChunkUsablePages, false, 0, kLruTail);
+  return chunk;
+}
+
+void PageHeap::UnmapChunk(Chunk* chunk) {
+  if (chunk->prev == nullptr) chunks_ = chunk->next; else chunk->prev->next = chunk->next;
+  if (chunk->next != nullptr) chunk->next->prev = chunk->prev;
+  --chunk_count_;
+  if (retained_ == chunk) retained_ = nullptr;
+  UnregisterChunk(chunk);
+  OsUnmap(chunk, kChunkBytes);
+}
+
+bool PageHeap::TakeRun(uint32_t pages, Span* out, bool* zeroed) {
+  LETHE_DCHECK(pages >= 1 && pages <= kChunkUsablePages);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (int dirty = 1; dirty >= 0; --dirty) {  // step 3: dirty first
+      int index = FindSetFrom(nonempty_[dirty], pages - 1);
+      if (index < 0) continue;
+      FreeRunNode* node = lists_[dirty][index];
+      Chunk* chunk = ChunkOf(node);
+      uint32_t page = NodePage(chunk, node);
+      auto run_pages = static_cast<uint32_t>(index + 1);
+      uint64_t since = node->dirty_since_ns;
+      FreeRunNode* lru_prev = RemoveFree(chunk, page);
+      if (run_pages > pages) {  // step 4: keep the high end free, in the same LRU place
+        InsertFree(chunk, page + pages, run_pages - pages, dirty != 0, since, lru_prev);
+      }
+      if (chunk == retained_) retained_ = nullptr;
+      active_pages_ += pages;
+      *out = Span{chunk, page, pages};
+      *zeroed = dirty == 0;
+      return true;
+    }
+    if (NewChunk() == nullptr) return false;
+  }
+  return false;
+}
+
+void PageHeap::MarkLarge(Chunk* chunk, uint32_t page, uint32_t pages) {
+  chunk->map[page] = MapLargeHead(pages);
+  for (uint32_t i = 1; i < pages; ++i) chunk->map[page + i] = MapLargeInterior(i);
+}
+
+void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed) {
+  Span span;
+  if (!TakeRun(pages, &span, zeroed)) return nullptr;
+  MarkLarge(span.chunk, span.page, pages);
+  return PageAddress(span.chunk, span.page);
+}
+
+void* PageHeap::AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t now_ns) {
+  size_t extra = alignment / kPageBytes - 1;
+  if (pages + extra > kChunkUsablePages) return nullptr;
+  auto total = static_cast<uint32_t>(pages + extra);
+  Span span;
+  bool zeroed = false;
+  if (!TakeRun(total, &span, &zeroed)) return nullptr;
+  uintptr_t start = reinterpret_cast<uintptr_t>(PageAddress(span.chunk, span.page));
+  uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  auto lead = static_cast<uint32_t>((aligned - start) >> kLgPageBytes);
+  uint32_t trail = total - lead - pages;
+  MarkLarge(span.chunk, span.page + lead, pages);
+  active_pages_ -= lead + trail;
+  // The trimmed ends go back with the dirtiness they had.
+  if (lead > 0) ReleaseRun(span.chunk, span.page, lead, !zeroed, now_ns);
+  if (trail > 0) ReleaseRun(span.chunk, span.page + lead + pages, trail, !zeroed, now_ns);
+  return reinterpret_cast<void*>(aligned);
+}
+
+void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass) {
+  Span span;
+  bool zeroed = false;
+  if (!TakeRun(pages, &span, &zeroed)) return nullptr;
+  for (uint32_t i = 0; i < pages; ++i) span.chunk->map[span.page + i] = MapSmall(klass, i);
+  return PageAddress(span.chunk, span.page);
+}
+
+void PageHeap::FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns) {
+  uint32_t pages = MapCount(chunk->map[page]);
+  active_pages_ -= pages;
+  ReleaseRun(chunk, page, pages, true, now_ns);
+}
+
+void PageHeap::FreeSmallRun(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns) {
+  // Bounded (<= 16 pages): no stale kSmall entry may remain inside a free run.
+  for (uint32_t i = 1; i < pages; ++i) chunk->map[page + i] = 0;
+  active_pages_ -= pages;
+  ReleaseRun(chunk, page, pages, true, now_ns);
+}
+
+void PageHeap::ReleaseRun(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
+                          uint64_t now_ns) {
+  chunk->map[page] = 0;  // a freed head must not stay a head inside a merged free run
+  uint32_t start = page;
+  uint32_t count = pages;
+  if (page > kChunkHeaderPages) {  // step 5: left neighbour, read at its last page
+    uint32_t left = chunk->map[page - 1];
+    if (MapKind(left) == PageKind::kFree && MapDirty(left) == dirty) {
+      start -= MapCount(left);
+      count += MapCount(left);
+      RemoveFree(chunk, start);
+    }
+  }
+  uint32_t right_page = page + pages;
+  if (right_page < kChunkPages) {  // right neighbour, read at its first page
+    uint32_t right = chunk->map[right_page];
+    if (MapKind(right) == PageKind::kFree && MapDirty(right) == dirty) {
+      count += MapCount(right);
+      RemoveFree(chunk, right_page);
+    }
+  }
+  InsertCoalesced(chunk, start, count, dirty, now_ns);
+}
+
+void PageHeap::InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
+                               uint64_t since_ns) {
+  if (pages == kChunkUsablePages) {  // step 6
+    if (retained_ != nullptr && retained_ != chunk) {
+      UnmapChunk(chunk);
+      return;
+    }
+    retained_ = chunk;
+  }
+  InsertFree(chunk, page, pages, dirty, since_ns, kLruTail);
+}
+
+bool PageHeap::GrowLargeInPlace(Chunk* chunk, uint32_t page, uint32_t new_pages) {
+  uint32_t old_pages = MapCount(chunk->map[page]);
+  if (new_pages <= old_pages) return true;
+  uint32_t need = new_pages - old_pages;
+  uint32_t right_page = page + old_pages;
+  if (right_page >= kChunkPages) return false;
+  uint32_t right = chunk->map[right_page];
+  if (MapKind(right) != PageKind::kFree || MapCount(right) < need) return false;
+  uint32_t available = MapCount(right);
+  bool dirty = MapDirty(right);
+  uint64_t since = chunk->nodes[right_page].dirty_since_ns;
+  FreeRunNode* lru_prev = RemoveFree(chunk, right_page);
+  if (available > need) InsertFree(chunk, right_page + need, available - need, dirty, since, lru_prev);
+  chunk->map[page] = MapLargeHead(new_pages);
+  for (uint32_t i = old_pages; i < new_pages; ++i) chunk->map[page + i] = MapLargeInterior(i);
+  active_pages_ += need;
+  return true;
+}
+
+void PageHeap::ShrinkLarge(Chunk* chunk, uint32_t page, uint32_t new_pages, uint64_t now_ns) {
+  uint32_t old_pages = MapCount(chunk->map[page]);
+  if (new_pages >= old_pages) return;
+  chunk->map[page] = MapLargeHead(new_pages);
+  active_pages_ -= old_pages - new_pages;
+  ReleaseRun(chunk, page + new_pages, old_pages - new_pages, true, now_ns);
+}
+
+void PageHeap::PurgeRun(FreeRunNode* node) {
+  Chunk* chunk = ChunkOf(node);
+  uint32_t page = NodePage(chunk, node);
+  uint32_t pages = MapCount(chunk->map[page]);
+  RemoveFree(chunk, page);
+  OsPurge(PageAddress(chunk, page), size_t{pages} << kLgPageBytes);
+  purged_pages_total_ += pages;
+  uint32_t start = page;
+  uint32_t count = pages;
+  if (page > kChunkHeaderPages) {
+    uint32_t left = chunk->map[page - 1];
+    if (MapKind(left) == PageKind::kFree && !MapDirty(left)) {
+      start -= MapCount(left);
+      count += MapCount(left);
+      RemoveFree(chunk, start);
+    }
+  }
+  uint32_t right_page = page + pages;
+  if (right_page < kChunkPages) {
+    uint32_t right = chunk->map[right_page];
+    if (MapKind(right) == PageKind::kFree && !MapDirty(right)) {
+      count += MapCount(right);
+      RemoveFree(chunk, right_page);
+    }
+  }
+  InsertCoalesced(chunk, start, count, false, 0);
+}
+
+size_t PageHeap::PurgeDecayed(uint64_t now_ns, uint64_t decay_ns) {
+  size_t before = purged_pages_total_;
+  while (lru_head_ != nullptr && now_ns >= decay_ns &&
+         lru_head_->dirty_since_ns <= now_ns - decay_ns) {
+    PurgeRun(lru_head_);
+  }
+  return purged_pages_total_ - before;
+}
+
+size_t PageHeap::PurgeExcess(size_t max_dirty_pages) {
+  size_t before = purged_pages_total_;
+  while (dirty_pages_ > max_dirty_pages && lru_head_ != nullptr) PurgeRun(lru_head_);
+  return purged_pages_total_ - before;
+}
+
+size_t PageHeap::PurgeAll() {
+  size_t before = purged_pages_total_;
+  while (lru_head_ != nullptr) PurgeRun(lru_head_);
+  if (retained_ != nullptr) {
+    RemoveFree(retained_, kChunkHeaderPages);
+    UnmapChunk(retained_);
+  }
+  return purged_pages_total_ - before;
+}
+
+uint64_t PageHeap::OldestDirtyNs() const {
+  return lru_head_ == nullptr ? UINT64_MAX : lru_head_->dirty_since_ns;
+}
+
+size_t PageHeap::largest_free_run() const {
+  size_t largest = 0;
+  for (int dirty = 0; dirty < 2; ++dirty) {
+    for (size_t word = 0; word < kFreeListWords; ++word) {
+      uint64_t bits = nonempty_[dirty][word];
+      if (bits != 0) {
+        size_t top = word * 64 + 63 - static_cast<size_t>(__builtin_clzll(bits)) + 1;
+        if (top > largest) largest = top;
+      }
+    }
+  }
+  return largest;
+}
+
+void PageHeap::Validate() const {
+  size_t active = 0, dirty_pages = 0, free_runs = 0, chunks = 0;
+  for (const Chunk* chunk = chunks_; chunk != nullptr; chunk = chunk->next) {
+    ++chunks;
+    LETHE_CHECK(chunk->heap == this, "chunk of another heap in the list");
+    LETHE_CHECK(IsArenaChunk(chunk), "chunk not registered");
+    LETHE_CHECK(chunk->next == nullptr || chunk->next->prev == chunk, "broken chunk list");
+    uint32_t page = kChunkHeaderPages;
+    int previous_free = -1;  // dirtiness of the previous run when it was free
+    while (page < kChunkPages) {
+      uint32_t entry = chunk->map[page];
+      uint32_t pages = 0;
+      switch (MapKind(entry)) {
+        case PageKind::kFree: {
+          pages = MapCount(entry);
+          LETHE_CHECK(pages > 0 && page + pages <= kChunkPages, "free run length out of range");
+          LETHE_CHECK(chunk->map[page + pages - 1] == entry, "free run ends disagree");
+          bool dirty = MapDirty(entry);
+          LETHE_CHECK(MapZeroed(entry) == !dirty, "free run both dirty and zeroed");
+          LETHE_CHECK(previous_free != static_cast<int>(dirty), "adjacent free runs not coalesced");
+          previous_free = dirty;
+          ++free_runs;
+          if (dirty) dirty_pages += pages;
+          break;
+        }
+        case PageKind::kLargeHead:
+          pages = MapCount(entry);
+          LETHE_CHECK(pages > 0 && page + pages <= kChunkPages, "large run length out of range");
+          for (uint32_t i = 1; i < pages; ++i) {
+            LETHE_CHECK(chunk->map[page + i] == MapLargeInterior(i), "large run interior entry");
+          }
+          active += pages;
+          previous_free = -1;
+          break;
+        case PageKind::kSmall: {
+          uint32_t klass = MapClass(entry);
+          LETHE_CHECK(klass < kSmallClassCount && MapCount(entry) == 0, "small run head entry");
+          pages = kSmallClasses[klass].run_pages;
+          for (uint32_t i = 0; i < pages; ++i) {
+            LETHE_CHECK(chunk->map[page + i] == MapSmall(klass, i), "small run page entry");
+          }
+          active += pages;
+          previous_free = -1;
+          break;
+        }
+        case PageKind::kLargeInterior:
+          LETHE_CHECK(false, "run interior where a run should start");
+      }
+      page += pages;
+    }
+    LETHE_CHECK(page == kChunkPages, "runs overrun the chunk");
+  }
+  LETHE_CHECK(chunks == chunk_count_, "chunk count");
+  LETHE_CHECK(active == active_pages_, "active page count");
+  LETHE_CHECK(dirty_pages == dirty_pages_, "dirty page count");
+  size_t listed = 0;
+  for (int dirty = 0; dirty < 2; ++dirty) {
+    for (size_t index = 0; index < kFreeListCount; ++index) {
+      const FreeRunNode* head = lists_[dirty][index];
+      bool bit = (nonempty_[dirty][index / 64] >> (index % 64)) & 1;
+      LETHE_CHECK(bit == (head != nullptr), "non-empty bitmap disagrees with the list");
+      if (head == nullptr) continue;
+      const FreeRunNode* node = head;
+      do {
+        const Chunk* chunk = ChunkOf(node);
+        uint32_t entry = chunk->map[NodePage(chunk, node)];
+        LETHE_CHECK(MapKind(entry) == PageKind::kFree && MapCount(entry) == index + 1 &&
+                        MapDirty(entry) == (dirty != 0),
+                    "run in the wrong free list");
+        LETHE_CHECK(node->size_next->size_prev == node, "broken free list");
+        ++listed;
+        node = node->size_next;
+      } while (node != head);
+    }
+  }
+  LETHE_CHECK(listed == free_runs, "free runs missing from the lists");
+  size_t lru_pages = 0;
+  uint64_t last_since = 0;
+  for (const FreeRunNode* node = lru_head_; node != nullptr; node = node->dirty_next) {
+    const Chunk* chunk = ChunkOf(node);
+    uint32_t entry = chunk->map[NodePage(chunk, node)];
+    LETHE_CHECK(MapKind(entry) == PageKind::kFree && MapDirty(entry), "clean run in the LRU");
+    LETHE_CHECK(node->dirty_since_ns >= last_since, "dirty LRU out of order");
+    last_since = node->dirty_since_ns;
+    lru_pages += MapCount(entry);
+    LETHE_CHECK(node->dirty_next != nullptr || node == lru_tail_, "LRU tail");
+  }
+  LETHE_CHECK(lru_pages == dirty_pages_, "dirty runs missing from the LRU");
+  if (retained_ != nullptr) {
+    LETHE_CHECK(MapCount(retained_->map[kChunkHeaderPages]) == kChunkUsablePages &&
+                    MapKind(retained_->map[kChunkHeaderPages]) == PageKind::kFree,
+                "retained chunk is not entirely free");
+  }
+}
+
+}  // namespace lethe::internal

@@ -1,0 +1,113 @@
+// page_heap.h — the page-level allocator of one arena: runs of pages inside chunks.
+//
+// Who calls it: its arena (arena.cc, bins, the purger), always under the arena's lock; tests drive
+// it directly. It owns its chunks (mapped through os.h, marked in the chunk registry).
+//
+// Algorithm (jemalloc 3 / mozjemalloc style, with the linear page map of chunk.h):
+//  1. Free runs are kept in segregated lists, one per exact length in pages (1..253), and per
+//     dirtiness (dirty = possibly resident, clean = purged/fresh). A bitmap per dirtiness marks
+//     the non-empty lists, so the best fit (the shortest run >= the request) is found with at most
+//     four word scans: O(1), no tree.
+//  2. Which run of a list: the head. A run freed at a lower address than the current head goes
+//     to the head, otherwise to the tail, so the head drifts to low addresses and allocation packs
+//     the low end of the heap; high chunks empty out and are unmapped (an approximation of
+//     lowest-address-first that stays O(1)).
+//  3. Dirty runs are preferred to clean ones (reuse resident pages before faulting new ones).
+//  4. Splitting takes the low end of the chosen run; the rest keeps its dirtiness and its place
+//     in the dirty LRU. Only the map entries at the ends of the two pieces are written.
+//  5. Freeing coalesces with the left and right neighbours of the same dirtiness, found by reading
+//     the two entries adjacent to the run's ends. O(1).
+//  6. A chunk that becomes entirely free is kept (one per heap) or unmapped.
+//  7. Purging takes dirty runs oldest first from the LRU, madvises them, and coalesces them with
+//     clean neighbours.
+#ifndef LETHE_ALLOC_PAGE_HEAP_H_
+#define LETHE_ALLOC_PAGE_HEAP_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "chunk.h"
+
+namespace lethe::internal {
+
+inline constexpr size_t kFreeListCount = kChunkUsablePages;
+inline constexpr size_t kFreeListWords = (kFreeListCount + 63) / 64;
+
+class PageHeap {
+ public:
+  // `owner` (the arena) is recorded so that the free path finds the arena from a chunk.
+  void Init(void* owner) { owner_ = owner; }
+  void* owner() const { return owner_; }
+
+  // A run of `pages` (1..kChunkUsablePages) pages marked as one large block; nullptr when no chunk
+  // can be mapped. *zeroed tells whether all its pages read as zero.
+  void* AllocateLarge(uint32_t pages, bool* zeroed);
+  // The same with the run's start aligned to `alignment` (a power of two > a page).
+  void* AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t now_ns);
+  // A run of `pages` pages marked as a small run of `klass`.
+  void* AllocateSmallRun(uint32_t pages, uint32_t klass);
+  // Frees the large run whose head is `page` (the caller checked the entry), as dirty.
+  void FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns);
+  // Frees the small run starting at `page`, as dirty.
+  void FreeSmallRun(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns);
+  // Grows the large run at `page` to `new_pages` if the pages after it are free; false otherwise.
+  bool GrowLargeInPlace(Chunk* chunk, uint32_t page, uint32_t new_pages);
+  // Shrinks the large run at `page` to `new_pages` (>= 1), freeing its tail.
+  void ShrinkLarge(Chunk* chunk, uint32_t page, uint32_t new_pages, uint64_t now_ns);
+
+  // Purges dirty runs that became dirty at or before now_ns - decay_ns. Returns pages purged.
+  size_t PurgeDecayed(uint64_t now_ns, uint64_t decay_ns);
+  // Purges the oldest dirty runs until at most `max_dirty_pages` remain.
+  size_t PurgeExcess(size_t max_dirty_pages);
+  // Purges every dirty run and unmaps the retained empty chunk.
+  size_t PurgeAll();
+  // When the oldest dirty run became dirty; UINT64_MAX when there is none.
+  uint64_t OldestDirtyNs() const;
+
+  size_t active_pages() const { return active_pages_; }
+  size_t dirty_pages() const { return dirty_pages_; }
+  size_t chunk_count() const { return chunk_count_; }
+  uint64_t purged_pages_total() const { return purged_pages_total_; }
+  size_t largest_free_run() const;  // for tests
+  Chunk* first_chunk() const { return chunks_; }
+
+  // Walks every chunk and list and LETHE_CHECKs every invariant of chunk.h and of the counters.
+  void Validate() const;
+
+ private:
+  struct Span {
+    Chunk* chunk;
+    uint32_t page;
+    uint32_t pages;
+  };
+
+  bool TakeRun(uint32_t pages, Span* out, bool* zeroed);
+  Chunk* NewChunk();
+  void UnmapChunk(Chunk* chunk);
+  void InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t since_ns,
+                  FreeRunNode* lru_after);
+  // Unlinks the free run starting at `page`; returns its LRU predecessor (for reinsertion).
+  FreeRunNode* RemoveFree(Chunk* chunk, uint32_t page);
+  // Frees [page, page + pages) with the given dirtiness, coalescing with like neighbours.
+  void ReleaseRun(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t now_ns);
+  // Inserts a coalesced free run, or retains/unmaps its chunk when the run is the whole chunk.
+  void InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t since_ns);
+  void PurgeRun(FreeRunNode* node);
+  void MarkLarge(Chunk* chunk, uint32_t page, uint32_t pages);
+
+  void* owner_ = nullptr;
+  Chunk* chunks_ = nullptr;
+  Chunk* retained_ = nullptr;  // an entirely free chunk kept to avoid map/unmap churn
+  FreeRunNode* lists_[2][kFreeListCount] = {};  // [dirty][pages - 1]
+  uint64_t nonempty_[2][kFreeListWords] = {};
+  FreeRunNode* lru_head_ = nullptr;  // oldest dirty run
+  FreeRunNode* lru_tail_ = nullptr;
+  size_t active_pages_ = 0;
+  size_t dirty_pages_ = 0;
+  size_t chunk_count_ = 0;
+  uint64_t purged_pages_total_ = 0;
+};
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_PAGE_HEAP_H_

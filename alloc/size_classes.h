@@ -1,0 +1,141 @@
+// size_classes.h — the size classes of Lethe's allocator, computed at compile time.
+//
+// Who uses it: every allocation path (any thread); the table is constant, so no locking.
+//
+// Classes, in order:
+//   tiny      8                                       (one class below the quantum)
+//   quantum   16, 32, 48, ..., 128                     (16-byte steps)
+//   4/double  160, 192, 224, 256, 320, ..., 3584       (4 classes per doubling; sub-page)
+//             4096, 5120, 6144, 7168, 8192, ..., 14336 (still small: served from multi-page runs)
+//   large     every page multiple from 16 KiB to kLargeMaxBytes (runs inside a chunk)
+//   huge      larger than kLargeMaxBytes (>= 1 MiB): page-granular mmap, grown with mremap
+//
+// Worst-case internal waste of a request of n bytes: at most max(15, n / 4) bytes (quantum steps
+// waste < 16 bytes; in the 4-per-doubling range a class is at most a quarter above the one below:
+// 129 -> 160 wastes 31); large blocks waste less than a page, which is <= n / 4 from 16 KiB on.
+//
+// Small classes live in runs of 1..16 pages whose header (bitmap included) sits at the end of the
+// run, so objects start at the page-aligned run start: a class of size s is aligned to the largest
+// power of two dividing s (up to a page), which aligned_alloc relies on.
+#ifndef LETHE_ALLOC_SIZE_CLASSES_H_
+#define LETHE_ALLOC_SIZE_CLASSES_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace lethe::internal {
+
+inline constexpr size_t kLgPageBytes = 12;
+inline constexpr size_t kPageBytes = size_t{1} << kLgPageBytes;
+inline constexpr size_t kLgChunkBytes = 20;
+inline constexpr size_t kChunkBytes = size_t{1} << kLgChunkBytes;  // 1 MiB, aligned
+inline constexpr size_t kChunkPages = kChunkBytes / kPageBytes;      // 256
+inline constexpr size_t kQuantumBytes = 16;
+inline constexpr size_t kSmallMaxBytes = 14336;
+inline constexpr size_t kMaxRunPages = 16;
+inline constexpr size_t kMaxRunRegions = 512;
+// The fixed part of a small run's header (links, class, free count); the bitmap follows it.
+inline constexpr size_t kRunHeaderFixedBytes = 24;
+// Pages at the start of each chunk taken by its header (the page map and free-run nodes); checked
+// against sizeof(Chunk) in chunk.h.
+inline constexpr size_t kChunkHeaderPages = 3;
+inline constexpr size_t kChunkUsablePages = kChunkPages - kChunkHeaderPages;
+inline constexpr size_t kLargeMaxBytes = kChunkUsablePages * kPageBytes;
+
+inline constexpr std::array<uint32_t, 36> kSmallSizes = {
+    8,    16,   32,   48,   64,   80,   96,   112,  128,  160,   192,   224,
+    256,  320,  384,  448,  512,  640,  768,  896,  1024, 1280,  1536,  1792,
+    2048, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192, 10240, 12288, 14336};
+inline constexpr size_t kSmallClassCount = kSmallSizes.size();
+
+struct SmallClass {
+  uint32_t size_bytes = 0;
+  uint32_t run_pages = 0;
+  uint32_t region_count = 0;
+  uint32_t header_offset = 0;  // from the run start to its RunHeader
+  uint32_t bitmap_words = 0;
+  uint32_t reciprocal = 0;     // ceil(2^32 / size): offset / size == (offset * reciprocal) >> 32
+};
+
+constexpr size_t RunHeaderBytes(size_t region_count) {
+  return kRunHeaderFixedBytes + 8 * ((region_count + 63) / 64);
+}
+
+// The run of `pages` pages for regions of `size` bytes: as many regions as fit before the header.
+constexpr SmallClass LayoutRun(uint32_t size, uint32_t pages) {
+  SmallClass layout;
+  layout.size_bytes = size;
+  layout.run_pages = pages;
+  size_t run_bytes = size_t{pages} * kPageBytes;
+  size_t count = run_bytes / size;
+  if (count > kMaxRunRegions) count = kMaxRunRegions;
+  while (count > 0 && count * size + RunHeaderBytes(count) > run_bytes) --count;
+  layout.region_count = static_cast<uint32_t>(count);
+  layout.header_offset = static_cast<uint32_t>(run_bytes - RunHeaderBytes(count));
+  layout.bitmap_words = static_cast<uint32_t>((count + 63) / 64);
+  layout.reciprocal = static_cast<uint32_t>(((uint64_t{1} << 32) + size - 1) / size);
+  return layout;
+}
+
+// Picks the smallest run whose waste is under 1/64 of it, else the run with the least waste
+// (ratio), so that small classes use one page and awkward ones (5120, 14336) a few.
+constexpr SmallClass ChooseRun(uint32_t size) {
+  SmallClass best;
+  uint64_t best_waste = 1, best_bytes = 0;  // compared as best_waste / best_bytes
+  for (uint32_t pages = 1; pages <= kMaxRunPages; ++pages) {
+    SmallClass candidate = LayoutRun(size, pages);
+    if (candidate.region_count == 0) continue;
+    uint64_t run_bytes = uint64_t{pages} * kPageBytes;
+    uint64_t waste = run_bytes - uint64_t{candidate.region_count} * size;
+    if (waste * 64 <= run_bytes) return candidate;
+    if (best_bytes == 0 || waste * best_bytes < best_waste * run_bytes) {
+      best = candidate;
+      best_waste = waste;
+      best_bytes = run_bytes;
+    }
+  }
+  return best;
+}
+
+constexpr std::array<SmallClass, kSmallClassCount> BuildSmallClasses() {
+  std::array<SmallClass, kSmallClassCount> table{};
+  for (size_t i = 0; i < kSmallClassCount; ++i) table[i] = ChooseRun(kSmallSizes[i]);
+  return table;
+}
+
+inline constexpr std::array<SmallClass, kSmallClassCount> kSmallClasses = BuildSmallClasses();
+
+// Index by (size + 7) / 8 for size <= kSmallMaxBytes.
+inline constexpr size_t kClassLookupEntries = kSmallMaxBytes / 8 + 1;
+constexpr std::array<uint8_t, kClassLookupEntries> BuildClassLookup() {
+  std::array<uint8_t, kClassLookupEntries> lookup{};
+  size_t klass = 0;
+  for (size_t slot = 0; slot < kClassLookupEntries; ++slot) {
+    while (kSmallSizes[klass] < slot * 8) ++klass;
+    lookup[slot] = static_cast<uint8_t>(klass);
+  }
+  return lookup;
+}
+inline constexpr std::array<uint8_t, kClassLookupEntries> kClassLookup = BuildClassLookup();
+
+// The class of a small request (0 < size <= kSmallMaxBytes; 0 maps to the tiny class).
+inline size_t SmallClassOf(size_t size) { return kClassLookup[(size + 7) >> 3]; }
+
+inline constexpr size_t PagesFor(size_t bytes) { return (bytes + kPageBytes - 1) >> kLgPageBytes; }
+
+// The size a request of `size` bytes gets (the class size; page-rounded for large and huge).
+// 0 when the size cannot be served (it would overflow).
+inline size_t GoodSize(size_t size) {
+  if (size <= kSmallMaxBytes) return kSmallSizes[SmallClassOf(size)];
+  if (size > SIZE_MAX - kPageBytes) return 0;
+  return PagesFor(size) << kLgPageBytes;
+}
+
+static_assert(kSmallSizes[0] == 8 && kSmallSizes.back() == kSmallMaxBytes);
+static_assert(kSmallMaxBytes < 4 * kPageBytes, "the first large class is 16 KiB");
+static_assert(kChunkPages <= 256 * 16, "page numbers fit the map entry");
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_SIZE_CLASSES_H_

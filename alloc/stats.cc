@@ -1,0 +1,151 @@
+// Statistics (see stats.h).
+#include "stats.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "arena.h"
+#include "base.h"
+#include "chunk_registry.h"
+#include "decay.h"
+#include "huge.h"
+#include "oom.h"
+#include "thread_cache.h"
+
+namespace lethe::internal {
+namespace {
+
+constinit std::atomic<uint64_t> g_uncached_allocations{0};
+constinit std::atomic<uint64_t> g_uncached_frees{0};
+constinit std::atomic<uint64_t> g_huge_allocations{0};
+constinit std::atomic<uint64_t> g_huge_frees{0};
+constinit std::atomic<uint64_t> g_oom_events{0};
+constinit std::atomic<uint64_t> g_requested_bytes{0};
+constinit std::atomic<uint64_t> g_served_bytes{0};
+
+void Bump(std::atomic<uint64_t>& counter, uint64_t by = 1) {
+  counter.fetch_add(by, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void CountUncachedAllocation() { Bump(g_uncached_allocations); }
+void CountUncachedFree() { Bump(g_uncached_frees); }
+void CountHugeAllocation() { Bump(g_huge_allocations); }
+void CountHugeFree() { Bump(g_huge_frees); }
+void CountOomEvent() { Bump(g_oom_events); }
+
+void RecordSlop(size_t requested, size_t usable) {
+  Bump(g_requested_bytes, requested);
+  Bump(g_served_bytes, usable);
+}
+
+void CollectStats(lethe_stats_t* out, ClassStats* classes) {
+  std::memset(out, 0, sizeof(*out));
+  if (classes != nullptr) std::memset(classes, 0, sizeof(ClassStats) * kSmallClassCount);
+  uint64_t small_out = 0, large_out = 0, active_pages = 0, dirty_pages = 0, chunks = 0;
+  uint64_t purged_pages = 0, bin_unused = 0, arena_allocations = 0, arena_frees = 0;
+  for (unsigned i = 0; i < g_arena_count; ++i) {
+    Arena& arena = g_arenas[i];
+    MutexLock lock(&arena.lock);
+    for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+      const Bin& bin = arena.bins[klass];
+      small_out += bin.regions_out * kSmallSizes[klass];
+      bin_unused += (bin.run_count * kSmallClasses[klass].region_count - bin.regions_out) *
+                    kSmallSizes[klass];
+      if (classes != nullptr) {
+        classes[klass].live_regions += bin.regions_out;
+        classes[klass].run_count += bin.run_count;
+        classes[klass].runs_created += bin.runs_created;
+      }
+    }
+    large_out += arena.large_bytes_out;
+    arena_allocations += arena.large_allocations;
+    arena_frees += arena.large_frees;
+    active_pages += arena.heap.active_pages();
+    dirty_pages += arena.heap.dirty_pages();
+    chunks += arena.heap.chunk_count();
+    purged_pages += arena.heap.purged_pages_total();
+  }
+  CacheTotals caches;
+  ThreadCacheTotals(&caches);
+  if (classes != nullptr) {
+    for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+      uint64_t cached = caches.cached_regions[klass];
+      classes[klass].cached_regions = cached;
+      classes[klass].live_regions -= cached < classes[klass].live_regions
+                                         ? cached : classes[klass].live_regions;
+    }
+  }
+  HugeStats huge = GetHugeStats();
+  uint64_t metadata = chunks * kChunkHeaderPages * kPageBytes + BaseMappedBytes() +
+                      RegistryMetadataBytes() + huge.table_bytes;
+  uint64_t held = small_out + large_out;
+  out->allocated_bytes = (held > caches.cached_bytes ? held - caches.cached_bytes : 0) +
+                         huge.live_bytes;
+  out->active_bytes = active_pages * kPageBytes + huge.live_bytes;
+  out->mapped_bytes = chunks * kChunkBytes + huge.live_bytes + BaseMappedBytes() +
+                      RegistryMetadataBytes() + huge.table_bytes + ReserveBytes();
+  out->dirty_bytes = dirty_pages * kPageBytes;
+  out->metadata_bytes = metadata;
+  out->resident_bytes = out->active_bytes + out->dirty_bytes + metadata;
+  out->purged_bytes = purged_pages * kPageBytes;
+  out->bin_unused_bytes = bin_unused;
+  out->thread_cache_bytes = caches.cached_bytes;
+  out->allocation_count = caches.allocation_count + arena_allocations +
+                          g_uncached_allocations.load(std::memory_order_relaxed) +
+                          g_huge_allocations.load(std::memory_order_relaxed);
+  out->free_count = caches.free_count + arena_frees +
+                    g_uncached_frees.load(std::memory_order_relaxed) +
+                    g_huge_frees.load(std::memory_order_relaxed);
+  out->huge_bytes = huge.live_bytes;
+  out->oom_reserve_bytes_used = ReserveUsedBytes();
+  out->low_memory_callbacks = LowMemoryCallbackCount();
+  out->chunk_count = chunks;
+  out->huge_count = huge.live_count;
+  out->arena_count = g_arena_count;
+  out->oom_count = g_oom_events.load(std::memory_order_relaxed);
+  out->requested_bytes = g_requested_bytes.load(std::memory_order_relaxed);
+  out->served_bytes = g_served_bytes.load(std::memory_order_relaxed);
+}
+
+void PrintStats(FILE* out) {
+  lethe_stats_t stats;
+  ClassStats classes[kSmallClassCount];
+  CollectStats(&stats, classes);
+  char buffer[4096];
+  auto u = [](uint64_t value) { return static_cast<unsigned long long>(value); };
+  int length = snprintf(
+      buffer, sizeof(buffer),
+      "lethe allocator: bundled (arenas %llu, purge thread %s, decay %llu ms)\n"
+      "  allocated %llu  active %llu  mapped %llu  resident~ %llu\n"
+      "  dirty %llu  purged %llu  metadata %llu  bin unused %llu  thread caches %llu\n"
+      "  allocations %llu  frees %llu  chunks %llu  huge %llu (%llu bytes)\n"
+      "  oom events %llu  low-memory callbacks %llu  reserve used %llu\n",
+      u(stats.arena_count), PurgerRunning() ? "on" : "off", u(g_options.decay_ms),
+      u(stats.allocated_bytes), u(stats.active_bytes), u(stats.mapped_bytes),
+      u(stats.resident_bytes), u(stats.dirty_bytes), u(stats.purged_bytes),
+      u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(stats.thread_cache_bytes),
+      u(stats.allocation_count), u(stats.free_count), u(stats.chunk_count), u(stats.huge_count),
+      u(stats.huge_bytes), u(stats.oom_count), u(stats.low_memory_callbacks),
+      u(stats.oom_reserve_bytes_used));
+  if (stats.requested_bytes != 0) {
+    length += snprintf(buffer + length, sizeof(buffer) - static_cast<size_t>(length),
+                       "  slop: requested %llu, served %llu (%.2f%% waste)\n",
+                       u(stats.requested_bytes), u(stats.served_bytes),
+                       100.0 * static_cast<double>(stats.served_bytes - stats.requested_bytes) /
+                           static_cast<double>(stats.served_bytes));
+  }
+  fwrite(buffer, 1, static_cast<size_t>(length), out);
+  fputs("  class    size  pages regions   live  cached   runs\n", out);
+  for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+    if (classes[klass].runs_created == 0) continue;
+    length = snprintf(buffer, sizeof(buffer), "  %5u %7u %6u %7u %6llu %7llu %6llu\n", klass,
+                      kSmallSizes[klass], kSmallClasses[klass].run_pages,
+                      kSmallClasses[klass].region_count, u(classes[klass].live_regions),
+                      u(classes[klass].cached_regions), u(classes[klass].run_count));
+    fwrite(buffer, 1, static_cast<size_t>(length), out);
+  }
+}
+
+}  // namespace lethe::internal

@@ -1,0 +1,40 @@
+// stats.h — the allocator's counters and the snapshot behind lethe_stats()/lethe_stats_print().
+//
+// Most figures are derived when asked (from the arenas under their locks, the huge table, the
+// thread caches); the few event counters kept here are relaxed atomics bumped on slow paths only,
+// so the fast paths pay nothing for statistics.
+#ifndef LETHE_ALLOC_STATS_H_
+#define LETHE_ALLOC_STATS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+
+#include "lethe/alloc.h"
+#include "size_classes.h"
+
+namespace lethe::internal {
+
+void CountUncachedAllocation();
+void CountUncachedFree();
+void CountHugeAllocation();
+void CountHugeFree();
+void CountOomEvent();
+// Cumulative requested vs usable bytes (LETHE_OPTIONS=slop:1).
+void RecordSlop(size_t requested, size_t usable);
+
+struct ClassStats {
+  uint64_t live_regions;   // handed to users (not in thread caches)
+  uint64_t cached_regions; // parked in thread caches
+  uint64_t run_count;
+  uint64_t runs_created;
+};
+
+// Fills *out (and per-class figures when `classes` is not null).
+void CollectStats(lethe_stats_t* out, ClassStats* classes);
+// Writes the human-readable report; uses no heap (formats into a stack buffer).
+void PrintStats(FILE* out);
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_STATS_H_

@@ -1,0 +1,182 @@
+// Thread caches (see thread_cache.h).
+#include "thread_cache.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "base.h"
+#include "decay.h"
+#include "lethe/check.h"
+#include "mutex.h"
+
+namespace lethe::internal {
+
+LETHE_TLS ThreadCache* t_cache = nullptr;
+
+namespace {
+
+enum CacheState : uint8_t { kFresh = 0, kCreating = 1, kActive = 2, kGone = 3 };
+
+LETHE_TLS uint8_t t_state = kFresh;
+constinit Mutex g_registry_lock;
+constinit ThreadCache* g_live = nullptr;   // guarded by g_registry_lock
+constinit ThreadCache* g_spare = nullptr;  // caches of exited threads, for reuse
+constinit uint64_t g_dead_allocations = 0;
+constinit uint64_t g_dead_frees = 0;
+constinit size_t g_cache_count = 0;
+constinit pthread_key_t g_key = 0;
+constinit bool g_key_ready = false;
+
+uint64_t Load(const uint64_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
+uint32_t Load(const uint32_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
+
+void InitBins(ThreadCache* cache) {
+  void** cursor = cache->storage;
+  for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+    CacheBin& bin = cache->bins[klass];
+    bin.slots = cursor;
+    bin.count = 0;
+    bin.low_water = 0;
+    bin.capacity = CacheCapacity(kSmallSizes[klass]);
+    cursor += bin.capacity;
+  }
+  cache->gc_countdown = kGcEvents;
+  cache->gc_next_bin = 0;
+  cache->allocation_count = 0;
+  cache->free_count = 0;
+}
+
+void Destroy(void* value) {
+  auto* cache = static_cast<ThreadCache*>(value);
+  t_cache = nullptr;
+  t_state = kGone;
+  ThreadCacheFlushAll(cache);
+  MutexLock lock(&g_registry_lock);
+  g_dead_allocations += cache->allocation_count;
+  g_dead_frees += cache->free_count;
+  if (cache->prev == nullptr) g_live = cache->next; else cache->prev->next = cache->next;
+  if (cache->next != nullptr) cache->next->prev = cache->prev;
+  cache->next = g_spare;
+  g_spare = cache;
+}
+
+}  // namespace
+
+void ThreadCacheInitKey() {
+  if (pthread_key_create(&g_key, Destroy) == 0) g_key_ready = true;
+}
+
+ThreadCache* ThreadCacheGet() {
+  if (t_cache != nullptr) return t_cache;
+  if (t_state != kFresh || !g_options.tcache || !g_key_ready) return nullptr;
+  t_state = kCreating;  // allocations made while creating (pthread_setspecific) go uncached
+  ThreadCache* cache;
+  {
+    MutexLock lock(&g_registry_lock);
+    cache = g_spare;
+    if (cache != nullptr) {
+      g_spare = cache->next;
+    } else {
+      cache = static_cast<ThreadCache*>(BaseAllocate(sizeof(ThreadCache)));
+      if (cache == nullptr) {
+        t_state = kFresh;
+        return nullptr;
+      }
+      ++g_cache_count;
+    }
+    InitBins(cache);
+    cache->arena = ThreadArena();
+    cache->prev = nullptr;
+    cache->next = g_live;
+    if (g_live != nullptr) g_live->prev = cache;
+    g_live = cache;
+  }
+  pthread_setspecific(g_key, cache);
+  t_cache = cache;
+  t_state = kActive;
+  return cache;
+}
+
+void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
+  CacheBin& bin = cache->bins[klass];
+  uint32_t want = bin.capacity / 2 > bin.count ? bin.capacity / 2 - bin.count : 1;
+  // Fill the bottom so that slots[0] stays the oldest.
+  uint32_t got = ArenaAllocateSmall(cache->arena, klass, bin.slots + bin.count, want);
+  if (got == 0) return nullptr;
+  bin.count += got;
+  void* block = bin.slots[--bin.count];
+  bin.low_water = bin.count;
+  ++cache->allocation_count;
+  return block;
+}
+
+void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
+  CacheBin& bin = cache->bins[klass];
+  if (count > bin.count) count = bin.count;
+  // Group by owner arena: each pass frees every region of the first region's arena.
+  void** pending = bin.slots;
+  uint32_t remaining = count;
+  while (remaining > 0) {
+    Arena* arena = ArenaOf(ChunkOf(pending[0]));
+    uint32_t kept = 0;
+    void* batch[64];
+    uint32_t batched = 0;
+    for (uint32_t i = 0; i < remaining; ++i) {
+      if (ArenaOf(ChunkOf(pending[i])) == arena) {
+        batch[batched++] = pending[i];
+        if (batched == 64) {
+          ArenaFreeSmallBatch(arena, batch, batched);
+          batched = 0;
+        }
+      } else {
+        pending[kept++] = pending[i];
+      }
+    }
+    if (batched > 0) ArenaFreeSmallBatch(arena, batch, batched);
+    remaining = kept;
+  }
+  std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
+  bin.count -= count;
+  if (bin.low_water > bin.count) bin.low_water = bin.count;
+}
+
+void ThreadCacheFlushAll(ThreadCache* cache) {
+  for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+    if (cache->bins[klass].count > 0) ThreadCacheFlushBin(cache, klass, cache->bins[klass].count);
+  }
+}
+
+void ThreadCacheGc(ThreadCache* cache) {
+  cache->gc_countdown = kGcEvents;
+  uint32_t klass = cache->gc_next_bin;
+  cache->gc_next_bin = (klass + 1) % kSmallClassCount;
+  CacheBin& bin = cache->bins[klass];
+  if (bin.low_water > 0) ThreadCacheFlushBin(cache, klass, (bin.low_water + 1) / 2);
+  bin.low_water = bin.count;
+}
+
+void ThreadCacheTotals(CacheTotals* totals) {
+  std::memset(totals, 0, sizeof(*totals));
+  MutexLock lock(&g_registry_lock);
+  totals->allocation_count = g_dead_allocations;
+  totals->free_count = g_dead_frees;
+  totals->metadata_bytes = g_cache_count * sizeof(ThreadCache);
+  for (ThreadCache* cache = g_live; cache != nullptr; cache = cache->next) {
+    totals->allocation_count += Load(cache->allocation_count);
+    totals->free_count += Load(cache->free_count);
+    for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+      uint32_t count = Load(cache->bins[klass].count);
+      totals->cached_regions[klass] += count;
+      totals->cached_bytes += uint64_t{count} * kSmallSizes[klass];
+    }
+  }
+}
+
+void ThreadCacheLockForFork() { g_registry_lock.Lock(); }
+void ThreadCacheUnlockAfterFork(bool child) {
+  if (child) g_registry_lock.ResetAfterFork(); else g_registry_lock.Unlock();
+}
+
+}  // namespace lethe::internal

@@ -1,0 +1,87 @@
+// thread_cache.h — per-thread caches of small regions, so that most malloc/free pairs take no
+// lock.
+//
+// Who calls it: the owning thread only (allocator.cc), except the statistics, which read the
+// counters of every registered cache racily (relaxed atomic loads of words the owner writes).
+//
+// Bounds: class size <= 256: 64 regions; <= 1024: 32; <= 4096: 16; larger: 4 (at most ~600 KiB
+// per thread when every bin is full). A full bin flushes its older half to the owning arenas; an
+// empty one is refilled with half its capacity in one lock acquisition. Every kGcEvents
+// operations one bin (round-robin) gives back half of what stayed unused since its last visit
+// (its low-water mark). The whole cache is flushed at thread exit (pthread key destructor) and by
+// lethe_purge(). A region cached here may come from any arena: a flush returns each region to the
+// arena that owns its chunk.
+#ifndef LETHE_ALLOC_THREAD_CACHE_H_
+#define LETHE_ALLOC_THREAD_CACHE_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "arena.h"
+#include "compiler.h"
+#include "size_classes.h"
+
+namespace lethe::internal {
+
+constexpr uint32_t CacheCapacity(uint32_t size) {
+  return size <= 256 ? 64 : size <= 1024 ? 32 : size <= 4096 ? 16 : 4;
+}
+constexpr size_t TotalCacheSlots() {
+  size_t total = 0;
+  for (uint32_t size : kSmallSizes) total += CacheCapacity(size);
+  return total;
+}
+inline constexpr uint32_t kGcEvents = 4096;
+
+struct CacheBin {
+  void** slots;      // slots[0] is the oldest
+  uint32_t count;
+  uint32_t capacity;
+  uint32_t low_water;  // lowest count since the bin's last GC visit
+  uint32_t padding;
+};
+
+struct ThreadCache {
+  CacheBin bins[kSmallClassCount];
+  Arena* arena;
+  ThreadCache* prev;  // registry of live caches
+  ThreadCache* next;
+  uint64_t allocation_count;  // written by the owner, read racily by the statistics
+  uint64_t free_count;
+  uint32_t gc_countdown;
+  uint32_t gc_next_bin;
+  void* storage[TotalCacheSlots()];
+};
+
+extern LETHE_TLS ThreadCache* t_cache;
+
+// The calling thread's cache, created on first use; nullptr when caches are off, the thread is
+// exiting, or metadata cannot be mapped.
+ThreadCache* ThreadCacheGet();
+// Refills the bin of `klass` from the thread's arena and pops one region; nullptr on OOM.
+void* ThreadCacheFill(ThreadCache* cache, uint32_t klass);
+// Returns the `count` oldest regions of the bin to their arenas.
+void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count);
+void ThreadCacheFlushAll(ThreadCache* cache);
+// Incremental GC step (called every kGcEvents operations).
+void ThreadCacheGc(ThreadCache* cache);
+// Creates the pthread key whose destructor flushes a cache at thread exit.
+void ThreadCacheInitKey();
+
+struct CacheTotals {
+  uint64_t cached_bytes;
+  uint64_t allocation_count;
+  uint64_t free_count;
+  uint64_t metadata_bytes;
+  uint64_t cached_regions[kSmallClassCount];
+};
+// Sums every live cache plus what exited threads left in the global counters.
+void ThreadCacheTotals(CacheTotals* totals);
+
+void ThreadCacheLockForFork();
+void ThreadCacheUnlockAfterFork(bool child);
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_THREAD_CACHE_H_

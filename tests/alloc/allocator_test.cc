@@ -1,0 +1,264 @@
+// The bundled allocator through lethe/alloc.h: realloc in place, huge blocks, alignment, calloc on
+// reused memory, statistics, fail-after, the checks on free, and Validate() after random work.
+#include "allocator.h"
+
+#include <errno.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "huge.h"
+#include "lethe/alloc.h"
+#include "os.h"
+
+namespace lethe::internal {
+namespace {
+
+TEST(Allocator, NameIsLethe) { EXPECT_STREQ(lethe_allocator_name(), "lethe"); }
+
+TEST(Allocator, LargeReallocGrowsAndShrinksInPlace) {
+  void* guard = lethe_malloc(64 * 1024);  // keeps the chunk from being retained/unmapped
+  auto* block = static_cast<unsigned char*>(lethe_malloc(20 * 1024));
+  ASSERT_NE(block, nullptr);
+  // Make sure the pages after the block are free: allocate and free a neighbour.
+  void* neighbour = lethe_malloc(200 * 1024);
+  lethe_free(neighbour);
+  std::memset(block, 0x77, 20 * 1024);
+  Chunk* chunk = ChunkOf(block);
+  uint32_t page = PageOf(chunk, block);
+  if (chunk->map[page + 5] == MapFree(MapCount(chunk->map[page + 5]), true) ||
+      MapKind(chunk->map[page + 5]) == PageKind::kFree) {
+    void* grown = lethe_realloc(block, 100 * 1024);
+    EXPECT_EQ(grown, block) << "grew in place";
+    EXPECT_EQ(lethe_usable_size(grown), 100u * 1024);
+    for (size_t i = 0; i < 20 * 1024; ++i) ASSERT_EQ(block[i], 0x77);
+  }
+  void* shrunk = lethe_realloc(block, 40 * 1024);
+  EXPECT_EQ(shrunk, block) << "shrank in place";
+  EXPECT_EQ(lethe_usable_size(shrunk), 40u * 1024);
+  ValidateHeap();
+  lethe_free(shrunk);
+  lethe_free(guard);
+  ValidateHeap();
+}
+
+TEST(Allocator, ReallocAcrossSmallLargeAndHugeKeepsContents) {
+  auto* block = static_cast<unsigned char*>(lethe_malloc(10));
+  for (int i = 0; i < 10; ++i) block[i] = static_cast<unsigned char>(i + 1);
+  for (size_t size : {100u, 5000u, 70000u, 3u << 20, 9u << 20, 2u << 20, 50000u, 12u}) {
+    block = static_cast<unsigned char*>(lethe_realloc(block, size));
+    ASSERT_NE(block, nullptr) << size;
+    EXPECT_GE(lethe_usable_size(block), size);
+    for (int i = 0; i < 10; ++i) ASSERT_EQ(block[i], i + 1) << size;
+  }
+  lethe_free(block);
+  ValidateHeap();
+}
+
+TEST(Allocator, HugeBlocksAreTrackedAndUnmappedOnFree) {
+  lethe_stats_t before, during, after;
+  lethe_stats(&before);
+  void* block = lethe_malloc(5 << 20);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(HugeSize(block), size_t{5} << 20);
+  lethe_stats(&during);
+  EXPECT_EQ(during.huge_bytes, before.huge_bytes + (5 << 20));
+  EXPECT_EQ(during.huge_count, before.huge_count + 1);
+  lethe_free(block);
+  lethe_stats(&after);
+  EXPECT_EQ(after.huge_bytes, before.huge_bytes);
+  EXPECT_EQ(HugeSize(block), 0u);
+}
+
+TEST(Allocator, AlignedAllocationsOfEverySizeAndAlignment) {
+  std::vector<void*> blocks;
+  for (size_t alignment = 16; alignment <= (size_t{4} << 20); alignment *= 4) {
+    for (size_t size : {1u, 48u, 100u, 5000u, 40000u, 300000u}) {
+      void* block = lethe_aligned_alloc(alignment, size);
+      ASSERT_NE(block, nullptr) << alignment << " " << size;
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(block) % alignment, 0u) << alignment << " " << size;
+      ASSERT_GE(lethe_usable_size(block), size);
+      std::memset(block, 1, size);
+      blocks.push_back(block);
+    }
+  }
+  ValidateHeap();
+  for (void* block : blocks) lethe_free(block);
+  ValidateHeap();
+  errno = 0;
+  EXPECT_EQ(lethe_aligned_alloc(48, 10), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(Allocator, CallocZeroesReusedMemory) {
+  for (size_t size : {24u, 3000u, 100000u}) {
+    void* dirty = lethe_malloc(size);
+    std::memset(dirty, 0xee, size);
+    lethe_free(dirty);
+    auto* clean = static_cast<unsigned char*>(lethe_calloc(1, size));
+    for (size_t i = 0; i < size; ++i) ASSERT_EQ(clean[i], 0) << size << " " << i;
+    lethe_free(clean);
+  }
+}
+
+TEST(Allocator, StatisticsAddUp) {
+  lethe_purge();
+  lethe_stats_t before;
+  lethe_stats(&before);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 1000; ++i) blocks.push_back(lethe_malloc(100));
+  blocks.push_back(lethe_malloc(100000));
+  lethe_stats_t during;
+  lethe_stats(&during);
+  EXPECT_GE(during.allocated_bytes, before.allocated_bytes + 1000 * 112 + 102400);
+  EXPECT_GE(during.allocation_count, before.allocation_count + 1001);
+  EXPECT_GE(during.active_bytes, during.allocated_bytes);
+  EXPECT_GE(during.mapped_bytes, during.active_bytes + during.dirty_bytes);
+  EXPECT_GT(during.metadata_bytes, 0u);
+  for (void* block : blocks) lethe_free(block);
+  lethe_purge();
+  lethe_stats_t after;
+  lethe_stats(&after);
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_EQ(after.dirty_bytes, 0u);
+  EXPECT_EQ(after.thread_cache_bytes, 0u);
+  EXPECT_GE(after.free_count, before.free_count + 1001);
+  EXPECT_GT(after.purged_bytes, before.purged_bytes);
+  char* text = nullptr;
+  size_t length = 0;
+  FILE* stream = open_memstream(&text, &length);
+  lethe_stats_print(stream);
+  fclose(stream);
+  EXPECT_NE(std::string(text).find("allocated"), std::string::npos);
+  free(text);
+}
+
+TEST(Allocator, FailAfterAlsoFailsTheCachedFastPath) {
+  void* warm = lethe_malloc(32);
+  lethe_free(warm);  // now a cached region is waiting
+  lethe_fail_after(1);
+  errno = 0;
+  EXPECT_EQ(lethe_malloc(32), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  void* fine = lethe_malloc(32);
+  EXPECT_NE(fine, nullptr);
+  lethe_free(fine);
+}
+
+TEST(Allocator, MappingFailureRunsTheLowMemoryCallbackThenFails) {
+  struct Context {
+    int calls = 0;
+  } context;
+  lethe_set_low_memory_callback(
+      [](size_t request_bytes, void* data) {
+        EXPECT_GE(request_bytes, size_t{8} << 20);
+        ++static_cast<Context*>(data)->calls;
+      },
+      &context);
+  OsFailMapsForTesting(1000);
+  errno = 0;
+  EXPECT_EQ(lethe_malloc(8 << 20), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  OsFailMapsForTesting(0);
+  EXPECT_EQ(context.calls, 1);
+  // When the callback frees what was needed, the retry succeeds.
+  OsFailMapsForTesting(2);  // the first attempt and the one after purging fail
+  void* block = lethe_malloc(8 << 20);
+  EXPECT_NE(block, nullptr);
+  EXPECT_EQ(context.calls, 2);
+  OsFailMapsForTesting(0);
+  lethe_free(block);
+  lethe_set_low_memory_callback(nullptr, nullptr);
+}
+
+TEST(Allocator, RandomWorkKeepsEveryInvariant) {
+  std::mt19937 random(42);
+  std::vector<std::pair<unsigned char*, size_t>> live;
+  for (int step = 0; step < 20000; ++step) {
+    if (live.empty() || random() % 3 != 0) {
+      size_t size = random() % 8 == 0 ? random() % 300000 + 1 : random() % 2000 + 1;
+      auto* block = static_cast<unsigned char*>(lethe_malloc(size));
+      ASSERT_NE(block, nullptr);
+      std::memset(block, static_cast<int>(size & 0xff), size);
+      live.emplace_back(block, size);
+    } else {
+      size_t index = random() % live.size();
+      auto [block, size] = live[index];
+      ASSERT_EQ(block[0], size & 0xff);
+      ASSERT_EQ(block[size - 1], size & 0xff);
+      if (random() % 4 == 0) {
+        size_t new_size = random() % 100000 + 1;
+        block = static_cast<unsigned char*>(lethe_realloc(block, new_size));
+        std::memset(block, static_cast<int>(new_size & 0xff), new_size);
+        live[index] = {block, new_size};
+      } else {
+        lethe_free(block);
+        live[index] = live.back();
+        live.pop_back();
+      }
+    }
+    if (step % 2000 == 0) ValidateHeap();
+  }
+  for (auto& [block, size] : live) lethe_free(block);
+  ValidateHeap();
+}
+
+TEST(AllocatorDeathTest, FreeingAStackAddressAborts) {
+  int local = 0;
+  EXPECT_DEATH(lethe_free(&local), "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
+}
+
+TEST(AllocatorDeathTest, FreeingTheMiddleOfALargeBlockAborts) {
+  auto* block = static_cast<char*>(lethe_malloc(100000));
+  EXPECT_DEATH(lethe_free(block + 8192), "lethe: free\\(\\): invalid pointer");
+  EXPECT_DEATH(lethe_free(block + 16), "lethe: free\\(\\): invalid pointer");
+  lethe_free(block);
+}
+
+TEST(AllocatorDeathTest, FreeingAMisalignedSmallPointerAborts) {
+  auto* block = static_cast<char*>(lethe_malloc(64));
+  EXPECT_DEATH(lethe_free(block + 1), "lethe: free\\(\\): invalid pointer");
+  lethe_free(block);
+}
+
+TEST(AllocatorDeathTest, DoubleFreeOfASmallBlockAborts) {
+  EXPECT_DEATH(
+      {
+        void* block = lethe_malloc(40);
+        lethe_free(block);
+        lethe_free(block);
+      },
+      "lethe: free\\(\\): double free");
+}
+
+TEST(AllocatorDeathTest, DoubleFreeOfALargeBlockAborts) {
+  EXPECT_DEATH(
+      {
+        void* keep = lethe_malloc(50000);
+        void* block = lethe_malloc(50000);
+        lethe_free(block);
+        lethe_free(block);
+        lethe_free(keep);
+      },
+      "lethe: free\\(\\): invalid pointer");
+}
+
+TEST(AllocatorDeathTest, DoubleFreeOfAHugeBlockAborts) {
+  EXPECT_DEATH(
+      {
+        void* block = lethe_malloc(4 << 20);
+        lethe_free(block);
+        lethe_free(block);
+      },
+      "lethe: free\\(\\): invalid pointer");
+}
+
+TEST(AllocatorDeathTest, UsableSizeOfAForeignPointerAborts) {
+  int local = 0;
+  EXPECT_DEATH(lethe_usable_size(&local), "lethe: malloc_usable_size\\(\\): invalid pointer");
+}
+
+}  // namespace
+}  // namespace lethe::internal

@@ -1,0 +1,105 @@
+// Small runs and bins on a private page heap: bitmaps, free counts, run release, and the checks
+// on free (invalid pointer, double free).
+#include "bin.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+namespace lethe::internal {
+namespace {
+
+class BinTest : public ::testing::Test {
+ protected:
+  void SetUp() override { heap_.Init(&heap_); }
+  void TearDown() override {
+    heap_.PurgeAll();
+    heap_.Validate();
+  }
+  void FreeRegion(uint32_t klass, void* pointer) {
+    Chunk* chunk = ChunkOf(pointer);
+    uint32_t page = PageOf(chunk, pointer);
+    BinFree(&bins_[klass], &heap_, chunk, page, chunk->map[page], pointer, 1);
+  }
+
+  PageHeap heap_;
+  Bin bins_[kSmallClassCount];
+};
+
+TEST_F(BinTest, ARunHandsOutEveryRegionOnceAlignedToItsClass) {
+  for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+    const SmallClass& layout = kSmallClasses[klass];
+    std::vector<void*> regions(layout.region_count);
+    ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, regions.data(), layout.region_count),
+              layout.region_count);
+    EXPECT_EQ(bins_[klass].nonfull, nullptr) << "a full run leaves the non-full list";
+    std::set<void*> distinct(regions.begin(), regions.end());
+    EXPECT_EQ(distinct.size(), regions.size());
+    size_t natural = layout.size_bytes & (~layout.size_bytes + 1);
+    if (natural > kPageBytes) natural = kPageBytes;
+    for (void* region : regions) {
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(region) % natural, 0u) << layout.size_bytes;
+    }
+    heap_.Validate();
+    BinValidate(bins_[klass], klass);
+    for (void* region : regions) FreeRegion(klass, region);
+    EXPECT_EQ(bins_[klass].run_count, 0u) << "an empty run goes back to the page heap";
+    EXPECT_EQ(heap_.active_pages(), 0u);
+  }
+}
+
+TEST_F(BinTest, FreeCountAndBitmapAgreeAfterPartialFrees) {
+  constexpr uint32_t kKlass = 4;  // 64 bytes
+  std::vector<void*> regions(100);
+  ASSERT_EQ(BinAllocate(&bins_[kKlass], kKlass, &heap_, regions.data(), 100), 100u);
+  for (size_t i = 0; i < regions.size(); i += 3) FreeRegion(kKlass, regions[i]);
+  BinValidate(bins_[kKlass], kKlass);
+  // The lowest free region is handed out first.
+  void* again = nullptr;
+  ASSERT_EQ(BinAllocate(&bins_[kKlass], kKlass, &heap_, &again, 1), 1u);
+  EXPECT_EQ(again, regions[0]);
+  regions[0] = again;
+  BinValidate(bins_[kKlass], kKlass);
+  for (size_t i = 0; i < regions.size(); ++i) {
+    if (i % 3 != 0 || i == 0) FreeRegion(kKlass, regions[i]);
+  }
+  EXPECT_EQ(heap_.active_pages(), 0u);
+}
+
+TEST_F(BinTest, RunsFillLowestAddressFirst) {
+  constexpr uint32_t kKlass = 20;  // 1024 bytes, 3 runs' worth
+  const uint32_t per_run = kSmallClasses[kKlass].region_count;
+  std::vector<void*> regions(per_run * 3);
+  ASSERT_EQ(BinAllocate(&bins_[kKlass], kKlass, &heap_, regions.data(), per_run * 3), per_run * 3);
+  // One region free in the first and the last run: the first run's is reused first.
+  FreeRegion(kKlass, regions.back());
+  FreeRegion(kKlass, regions.front());
+  void* again = nullptr;
+  BinAllocate(&bins_[kKlass], kKlass, &heap_, &again, 1);
+  EXPECT_EQ(again, regions.front());
+  regions.pop_back();
+  for (void* region : regions) FreeRegion(kKlass, region);
+  EXPECT_EQ(heap_.active_pages(), 0u);
+}
+
+using BinDeathTest = BinTest;
+
+TEST_F(BinDeathTest, DoubleFreeIsCaughtByTheBitmap) {
+  void* regions[2];
+  BinAllocate(&bins_[3], 3, &heap_, regions, 2);
+  FreeRegion(3, regions[0]);
+  EXPECT_DEATH(FreeRegion(3, regions[0]), "lethe: free\\(\\): double free 0x[0-9a-f]+");
+  FreeRegion(3, regions[1]);
+}
+
+TEST_F(BinDeathTest, PointerInsideARegionIsInvalid) {
+  void* region = nullptr;
+  BinAllocate(&bins_[5], 5, &heap_, &region, 1);
+  EXPECT_DEATH(FreeRegion(5, static_cast<char*>(region) + 8),
+               "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
+  FreeRegion(5, region);
+}
+
+}  // namespace
+}  // namespace lethe::internal

@@ -1,0 +1,197 @@
+// Returning memory: lethe_purge drops RSS (read from /proc/self/smaps_rollup), decay on the
+// caller's clock, the background thread and fork, options parsing, and the out-of-memory sequence
+// under RLIMIT_AS in a child process.
+#include <errno.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "allocator.h"
+#include "decay.h"
+#include "lethe/alloc.h"
+#include "oom.h"
+#include "options.h"
+#include "os.h"
+
+namespace lethe::internal {
+namespace {
+
+// Resident kilobytes of this process, from /proc/self/smaps_rollup.
+long RssKb() {
+  std::ifstream rollup("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(rollup, line)) {
+    if (line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
+  }
+  return -1;
+}
+
+TEST(Purge, PurgeReturnsFreedPagesSoRssDrops) {
+  std::vector<void*> blocks;
+  for (int i = 0; i < 1000; ++i) {  // 64 MiB of large runs
+    void* block = lethe_malloc(64 * 1024);
+    ASSERT_NE(block, nullptr);
+    std::memset(block, 1, 64 * 1024);
+    blocks.push_back(block);
+  }
+  long full = RssKb();
+  for (void* block : blocks) lethe_free(block);
+  lethe_purge();
+  long after = RssKb();
+  ASSERT_GT(full, 0);
+  EXPECT_LT(after, full - 56 * 1024) << "RSS " << full << " kB -> " << after << " kB";
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  EXPECT_EQ(stats.dirty_bytes, 0u);
+}
+
+TEST(Purge, DirtyPagesAboveTheActiveFractionArePurgedAtOnce) {
+  std::vector<void*> blocks;
+  for (int i = 0; i < 400; ++i) {  // 25 MiB, touched
+    blocks.push_back(lethe_malloc(64 * 1024));
+    std::memset(blocks.back(), 1, 64 * 1024);
+  }
+  for (void* block : blocks) lethe_free(block);
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  // Without any purge call, at most max(12% of active, 1 MiB per arena) stays dirty.
+  EXPECT_LE(stats.dirty_bytes,
+            stats.active_bytes * 12 / 100 + stats.arena_count * kChunkBytes + kChunkBytes);
+}
+
+TEST(Purge, BackgroundThreadStartsOnDirtyPagesAndAgainInAForkedChild) {
+  void* keep = lethe_malloc(20000);
+  void* block = lethe_malloc(300 * 1024);
+  lethe_free(block);
+  EXPECT_TRUE(PurgerRunning());
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool gone = !PurgerRunning();
+    void* again = lethe_malloc(300 * 1024);
+    lethe_free(again);
+    _exit(gone && PurgerRunning() ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  lethe_free(keep);
+}
+
+TEST(Options, ParsesEveryKeyAndRejectsBadItems) {
+  Options options;
+  EXPECT_TRUE(ParseOptions(
+      "decay_ms:250,decay_thread:0,dirty_percent:30,oom_reserve_kb:512,tcache:0,arenas:3,"
+      "stats_print:1,slop:1",
+      &options));
+  EXPECT_EQ(options.decay_ms, 250u);
+  EXPECT_FALSE(options.decay_thread);
+  EXPECT_EQ(options.dirty_percent, 30u);
+  EXPECT_EQ(options.oom_reserve_kb, 512u);
+  EXPECT_FALSE(options.tcache);
+  EXPECT_EQ(options.arenas, 3u);
+  EXPECT_TRUE(options.stats_print);
+  EXPECT_TRUE(options.slop);
+  Options untouched;
+  EXPECT_FALSE(ParseOptions("decay_ms:abc,nonsense:1,arenas:0,,decay_thread", &untouched));
+  EXPECT_EQ(untouched.decay_ms, 1000u);
+  EXPECT_EQ(untouched.arenas, 0u);
+}
+
+long VmSizeKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stol(line.substr(7));
+  }
+  return -1;
+}
+
+void* g_held = nullptr;
+
+// The child: under an address-space limit, allocate 1 MiB huge blocks until the allocator gives
+// up. Exit code 0 when the sequence was callback (freeing g_held), then callback -> reserve, then
+// ENOMEM.
+int OomChild() {
+  ReserveInit(4 << 20);
+  g_held = lethe_malloc(16 << 20);
+  if (g_held == nullptr) return 10;
+  lethe_set_low_memory_callback(
+      [](size_t, void*) {
+        lethe_free(g_held);
+        g_held = nullptr;
+        // Allocating inside the callback is allowed; a nested failure does not call back again.
+        void* nested = lethe_malloc(64);
+        lethe_free(nested);
+      },
+      nullptr);
+  rlimit limit{};
+  limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(VmSizeKb() + 48 * 1024) * 1024;
+  if (setrlimit(RLIMIT_AS, &limit) != 0) return 11;
+  std::vector<void*> blocks;
+  blocks.reserve(1000);
+  errno = 0;
+  while (blocks.size() < 1000) {
+    void* block = lethe_malloc(1 << 20);
+    if (block == nullptr) break;
+    blocks.push_back(block);
+  }
+  if (blocks.size() == 1000 || errno != ENOMEM) return 12;
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  // Once when the first failure was relieved by the callback, again when nothing was left.
+  if (stats.low_memory_callbacks < 2) return 13;
+  if (g_held != nullptr) return 14;
+  if (stats.oom_reserve_bytes_used == 0) return 15;
+  if (stats.oom_count == 0) return 16;
+  // Small requests still work from what is left (and fail cleanly when nothing is).
+  for (void* block : blocks) lethe_free(block);
+  void* after = lethe_malloc(100);
+  if (after == nullptr) return 17;
+  return 0;
+}
+
+TEST(OutOfMemory, PurgeThenCallbackThenReserveThenEnomemUnderRlimitAs) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(OomChild());
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Last: the first lethe_decay_tick switches this process to the caller's clock for good (and
+// the background thread off), which the tests above must not see when run in one process.
+TEST(Purge, DecayTickPurgesRunsOlderThanTheDecayTimeOnly) {
+  uint64_t start = OsNowNs();
+  lethe_decay_tick(start);
+  void* keep = lethe_malloc(20000);
+  void* block = lethe_malloc(600 * 1024);  // < 1 MiB: under the dirty floor
+  std::memset(block, 1, 600 * 1024);
+  lethe_free(block);
+  lethe_stats_t freed;
+  lethe_stats(&freed);
+  ASSERT_GE(freed.dirty_bytes, 600u * 1024);
+  lethe_decay_tick(start + 999 * 1000000ull);
+  lethe_stats_t early;
+  lethe_stats(&early);
+  EXPECT_EQ(early.dirty_bytes, freed.dirty_bytes);
+  lethe_decay_tick(start + 1000 * 1000000ull);
+  lethe_stats_t late;
+  lethe_stats(&late);
+  EXPECT_LE(late.dirty_bytes + 600u * 1024, freed.dirty_bytes);
+  EXPECT_GE(late.purged_bytes, freed.purged_bytes + 600u * 1024);
+  lethe_free(keep);
+  ValidateHeap();
+}
+
+}  // namespace
+}  // namespace lethe::internal

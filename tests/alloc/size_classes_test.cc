@@ -1,0 +1,106 @@
+// Size classes: every request maps to the smallest class that holds it, the spacing and waste
+// bounds hold, the run layouts fit, and lethe_good_size/lethe_usable_size agree with the table.
+#include "size_classes.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "lethe/alloc.h"
+
+namespace lethe::internal {
+namespace {
+
+// The class list rebuilt from its definition (tiny, quantum steps, then 4 per doubling).
+std::vector<size_t> ExpectedClasses() {
+  std::vector<size_t> classes = {8};
+  for (size_t size = 16; size <= 128; size += 16) classes.push_back(size);
+  for (size_t base = 128; base < kSmallMaxBytes; base *= 2) {
+    for (size_t step = 1; step <= 4 && base + step * base / 4 <= kSmallMaxBytes; ++step) {
+      classes.push_back(base + step * base / 4);
+    }
+  }
+  return classes;
+}
+
+TEST(SizeClasses, TableMatchesTheDefinition) {
+  std::vector<size_t> expected = ExpectedClasses();
+  ASSERT_EQ(expected.size(), kSmallClassCount);
+  for (size_t i = 0; i < kSmallClassCount; ++i) EXPECT_EQ(kSmallSizes[i], expected[i]) << i;
+}
+
+TEST(SizeClasses, EverySizeUpTo64KiBMapsToTheSmallestClassThatHoldsIt) {
+  std::vector<size_t> classes = ExpectedClasses();
+  for (size_t size = 1; size <= 64 * 1024; ++size) {
+    size_t expected = 0;
+    for (size_t candidate : classes) {
+      if (candidate >= size) {
+        expected = candidate;
+        break;
+      }
+    }
+    if (expected == 0) expected = (size + kPageBytes - 1) / kPageBytes * kPageBytes;
+    ASSERT_EQ(GoodSize(size), expected) << size;
+    ASSERT_EQ(lethe_good_size(size), expected) << size;
+  }
+}
+
+TEST(SizeClasses, UsableSizeOfABlockIsTheGoodSizeOfItsRequest) {
+  for (size_t size = 1; size <= 64 * 1024; size += (size < 4096 ? 1 : 61)) {
+    void* block = lethe_malloc(size);
+    ASSERT_NE(block, nullptr);
+    ASSERT_EQ(lethe_usable_size(block), lethe_good_size(size)) << size;
+    lethe_free(block);
+  }
+  void* huge = lethe_malloc(3 * kChunkBytes + 5);
+  EXPECT_EQ(lethe_usable_size(huge), lethe_good_size(3 * kChunkBytes + 5));
+  lethe_free(huge);
+}
+
+TEST(SizeClasses, WasteIsAtMostAQuarterOfTheRequestOr15Bytes) {
+  for (size_t size = 1; size <= kLargeMaxBytes; ++size) {
+    size_t waste = GoodSize(size) - size;
+    ASSERT_LE(waste, size / 4 > 15 ? size / 4 : 15) << size;
+  }
+}
+
+TEST(SizeClasses, AtMostFourClassesPerDoublingAboveTheQuantumSteps) {
+  for (size_t base = 128; base < kSmallMaxBytes; base *= 2) {
+    int count = 0;
+    for (size_t size : kSmallSizes) count += size > base && size <= 2 * base;
+    EXPECT_LE(count, 4) << base;
+  }
+}
+
+TEST(SizeClasses, RunLayoutsHoldTheirRegionsAndHeader) {
+  for (const SmallClass& layout : kSmallClasses) {
+    size_t run_bytes = size_t{layout.run_pages} * kPageBytes;
+    EXPECT_GE(layout.region_count, 1u) << layout.size_bytes;
+    EXPECT_LE(layout.region_count, kMaxRunRegions);
+    EXPECT_LE(size_t{layout.region_count} * layout.size_bytes, layout.header_offset);
+    EXPECT_EQ(layout.header_offset + RunHeaderBytes(layout.region_count), run_bytes);
+    EXPECT_EQ(layout.header_offset % 8, 0u);
+    // No run wastes more than an eighth of its pages.
+    EXPECT_LE((run_bytes - size_t{layout.region_count} * layout.size_bytes) * 8, run_bytes)
+        << layout.size_bytes;
+  }
+}
+
+TEST(SizeClasses, ReciprocalDivisionIsExactForEveryOffsetOfARun) {
+  for (const SmallClass& layout : kSmallClasses) {
+    for (uint64_t offset = 0; offset < uint64_t{layout.run_pages} * kPageBytes; ++offset) {
+      ASSERT_EQ((offset * layout.reciprocal) >> 32, offset / layout.size_bytes)
+          << layout.size_bytes << " " << offset;
+    }
+  }
+}
+
+TEST(SizeClasses, LargeRequestsAreWholePagesAndHugeBeyondAChunk) {
+  EXPECT_EQ(GoodSize(kSmallMaxBytes + 1), 4 * kPageBytes);
+  EXPECT_EQ(GoodSize(kLargeMaxBytes), kLargeMaxBytes);
+  EXPECT_EQ(GoodSize(kChunkBytes + 1), kChunkBytes + kPageBytes);
+  EXPECT_EQ(GoodSize(SIZE_MAX), 0u);
+}
+
+}  // namespace
+}  // namespace lethe::internal

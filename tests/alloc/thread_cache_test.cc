@@ -1,0 +1,200 @@
+// Threads: per-thread caches, cross-thread frees returning to the owner arena, flush at thread
+// exit, and a many-thread stress that checks a pattern in every block.
+#include "thread_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "allocator.h"
+#include "lethe/alloc.h"
+
+namespace lethe::internal {
+namespace {
+
+uint64_t RegionsOut(Arena* arena, uint32_t klass) {
+  MutexLock lock(&arena->lock);
+  return arena->bins[klass].regions_out;
+}
+
+TEST(ThreadCache, ASmallFreeStaysInTheCacheAndComesBackFirst) {
+  void* block = lethe_malloc(200);
+  lethe_free(block);
+  EXPECT_EQ(lethe_malloc(200), block);
+  lethe_free(block);
+}
+
+TEST(ThreadCache, CacheIsBoundedAndFlushesHalfWhenFull) {
+  lethe_purge();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 1000; ++i) blocks.push_back(lethe_malloc(24));
+  for (void* block : blocks) lethe_free(block);
+  ThreadCache* cache = t_cache;
+  ASSERT_NE(cache, nullptr);
+  uint32_t klass = static_cast<uint32_t>(SmallClassOf(24));
+  EXPECT_LE(cache->bins[klass].count, cache->bins[klass].capacity);
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  EXPECT_LE(stats.thread_cache_bytes, 64u * 32 + 100000);
+  lethe_purge();
+  EXPECT_EQ(cache->bins[klass].count, 0u);
+}
+
+TEST(ThreadCache, BlocksFreedByAnotherThreadReturnToTheirOwnerArena) {
+  lethe_purge();
+  constexpr int kCount = 500;
+  std::vector<void*> blocks;
+  for (int i = 0; i < kCount; ++i) blocks.push_back(lethe_malloc(512));
+  Arena* owner = ArenaOf(ChunkOf(blocks[0]));
+  uint32_t klass = static_cast<uint32_t>(SmallClassOf(512));
+  uint64_t before = RegionsOut(owner, klass);
+  std::thread other([&] {
+    for (void* block : blocks) lethe_free(block);
+    // Exit flushes this thread's cache to the owner arenas.
+  });
+  other.join();
+  EXPECT_EQ(RegionsOut(owner, klass), before - kCount);
+  ValidateHeap();
+}
+
+TEST(ThreadCache, ThreadExitFlushesItsCache) {
+  lethe_purge();
+  lethe_stats_t before;
+  lethe_stats(&before);
+  std::thread worker([] {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 300; ++i) blocks.push_back(lethe_malloc(48 + i % 7 * 100));
+    for (void* block : blocks) lethe_free(block);
+  });
+  worker.join();
+  lethe_stats_t after;
+  lethe_stats(&after);
+  EXPECT_EQ(after.thread_cache_bytes, before.thread_cache_bytes);
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_GE(after.allocation_count, before.allocation_count + 300);
+}
+
+TEST(ThreadCache, ThreadsSpreadOverArenas) {
+  lethe_free(lethe_malloc(1));  // initialises the arena table
+  if (g_arena_count < 2) GTEST_SKIP() << "one arena on this machine";
+  std::vector<Arena*> arenas(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&arenas, i] {
+      void* block = lethe_malloc(100);
+      arenas[i] = ArenaOf(ChunkOf(block));
+      lethe_free(block);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  int distinct = 0;
+  for (int i = 1; i < 4; ++i) distinct += arenas[i] != arenas[0];
+  EXPECT_GT(distinct, 0);
+}
+
+// Pattern: every byte of a block derived from its address and size.
+unsigned char PatternByte(const void* block, size_t size) {
+  return static_cast<unsigned char>((reinterpret_cast<uintptr_t>(block) >> 4) ^ size);
+}
+void Fill(void* block, size_t size) { std::memset(block, PatternByte(block, size), size); }
+// Checks the first `prefix` bytes (all by default) of a block of `size` bytes.
+bool Check(const void* block, size_t size, size_t prefix = SIZE_MAX) {
+  unsigned char expected = PatternByte(block, size);
+  const auto* bytes = static_cast<const unsigned char*>(block);
+  size_t end = prefix < size ? prefix : size;
+  for (size_t i = 0; i < end; ++i) {
+    if (bytes[i] != expected) return false;
+  }
+  return true;
+}
+
+TEST(ThreadCacheStress, ManyThreadsWithRemoteFreesAndReallocKeepEveryBlockIntact) {
+  const int kThreads = getenv("STRESS_THREADS") ? atoi(getenv("STRESS_THREADS")) : 8;
+  constexpr int kSteps = 20000;
+  struct Block {
+    void* pointer;
+    size_t size;
+  };
+  std::mutex exchange_lock;
+  std::vector<Block> exchange;  // blocks handed to whichever thread picks them up
+  std::atomic<int> corrupt{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 random(static_cast<unsigned>(t) * 7919u + 1);
+      std::vector<Block> own;
+      for (int step = 0; step < kSteps; ++step) {
+        unsigned choice = random() % 100;
+        if (choice < 50 || own.empty()) {
+          unsigned kind = random() % 1000;
+          size_t size = kind < 900 ? random() % 256 + 1
+                        : kind < 995 ? random() % 20000 + 1
+                                     : random() % (3 << 19) + 1;
+          void* pointer = lethe_malloc(size);
+          if (pointer == nullptr) {
+            ++corrupt;
+            continue;
+          }
+          Fill(pointer, size);
+          own.push_back({pointer, size});
+        } else if (choice < 80) {
+          size_t index = random() % own.size();
+          if (!Check(own[index].pointer, own[index].size)) ++corrupt;
+          lethe_free(own[index].pointer);
+          own[index] = own.back();
+          own.pop_back();
+        } else if (choice < 90) {
+          size_t index = random() % own.size();
+          std::lock_guard<std::mutex> lock(exchange_lock);
+          exchange.push_back(own[index]);
+          own[index] = own.back();
+          own.pop_back();
+        } else if (choice < 95) {
+          Block taken{nullptr, 0};
+          {
+            std::lock_guard<std::mutex> lock(exchange_lock);
+            if (!exchange.empty()) {
+              taken = exchange.back();
+              exchange.pop_back();
+            }
+          }
+          if (taken.pointer != nullptr) {
+            if (!Check(taken.pointer, taken.size)) ++corrupt;
+            lethe_free(taken.pointer);
+          }
+        } else {
+          size_t index = random() % own.size();
+          Block& block = own[index];
+          if (!Check(block.pointer, block.size, 64)) ++corrupt;
+          size_t size = random() % 40000 + 1;
+          void* moved = lethe_realloc(block.pointer, size);
+          if (moved == nullptr) {
+            ++corrupt;
+            continue;
+          }
+          block = {moved, size};
+          Fill(moved, size);
+        }
+      }
+      for (Block& block : own) {
+        if (!Check(block.pointer, block.size)) ++corrupt;
+        lethe_free(block.pointer);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (Block& block : exchange) {
+    if (!Check(block.pointer, block.size)) ++corrupt;
+    lethe_free(block.pointer);
+  }
+  EXPECT_EQ(corrupt.load(), 0);
+  ValidateHeap();
+}
+
+}  // namespace
+}  // namespace lethe::internal
