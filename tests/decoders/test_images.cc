@@ -1,5 +1,6 @@
 #include "test_images.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -333,38 +334,106 @@ std::vector<GifColor> MakeGifPalette(uint32_t count, uint32_t seed) {
   return palette;
 }
 
-Pixels ReferenceGifFrame(const GifSpec& spec, uint32_t n) {
-  Pixels canvas;
-  canvas.width = spec.width;
-  canvas.height = spec.height;
-  canvas.bgra.assign(size_t{spec.width} * spec.height * 4, 0);
-  for (uint32_t k = 0; k <= n; ++k) {
-    const GifFrameSpec& frame = spec.frames[k];
-    const std::vector<uint8_t> before = canvas.bgra;
-    const std::vector<GifColor>& palette = frame.local_palette.empty() ? spec.global_palette : frame.local_palette;
+ReferenceGifPlayer::ReferenceGifPlayer(const GifSpec& spec) : spec_(spec) {
+  canvas_.width = spec.width;
+  canvas_.height = spec.height;
+  canvas_.bgra.assign(size_t{spec.width} * spec.height * 4, 0);
+}
+
+const Pixels& ReferenceGifPlayer::Next() {
+  auto for_each_visible = [&](const GifFrameSpec& frame, auto&& visit) {
     for (uint32_t fy = 0; fy < frame.height; ++fy) {
       for (uint32_t fx = 0; fx < frame.width; ++fx) {
         const uint64_t cx = uint64_t{frame.left} + fx, cy = uint64_t{frame.top} + fy;
-        if (cx >= spec.width || cy >= spec.height) continue;
-        const uint8_t index = frame.indices[size_t{fy} * frame.width + fx];
-        if (static_cast<int>(index) == frame.transparent_index || index >= palette.size()) continue;
-        uint8_t* p = &canvas.bgra[(cy * spec.width + cx) * 4];
-        p[0] = palette[index].b, p[1] = palette[index].g, p[2] = palette[index].r, p[3] = 255;
-      }
-    }
-    if (k == n) break;
-    if (frame.disposal == 2) {
-      for (uint32_t fy = 0; fy < frame.height; ++fy) {
-        for (uint32_t fx = 0; fx < frame.width; ++fx) {
-          const uint64_t cx = uint64_t{frame.left} + fx, cy = uint64_t{frame.top} + fy;
-          if (cx < spec.width && cy < spec.height) std::memset(&canvas.bgra[(cy * spec.width + cx) * 4], 0, 4);
+        if (cx < spec_.width && cy < spec_.height) {
+          visit(&canvas_.bgra[(cy * spec_.width + cx) * 4], frame.indices[size_t{fy} * frame.width + fx]);
         }
       }
-    } else if (frame.disposal == 3) {
-      canvas.bgra = before;
+    }
+  };
+  if (next_ > 0) {  // dispose of the previous frame
+    const GifFrameSpec& previous = spec_.frames[next_ - 1];
+    if (previous.disposal == 2) {
+      for_each_visible(previous, [](uint8_t* p, uint8_t) { std::memset(p, 0, 4); });
+    } else if (previous.disposal == 3) {
+      canvas_.bgra = before_;
     }
   }
-  return canvas;
+  const GifFrameSpec& frame = spec_.frames[next_++];
+  if (frame.disposal == 3) before_ = canvas_.bgra;
+  const std::vector<GifColor>& palette =
+      frame.local_palette.empty() ? spec_.global_palette : frame.local_palette;
+  for_each_visible(frame, [&](uint8_t* p, uint8_t index) {
+    if (static_cast<int>(index) == frame.transparent_index || index >= palette.size()) return;
+    p[0] = palette[index].b, p[1] = palette[index].g, p[2] = palette[index].r, p[3] = 255;
+  });
+  return canvas_;
+}
+
+Pixels ReferenceGifFrame(const GifSpec& spec, uint32_t n) {
+  ReferenceGifPlayer player(spec);
+  for (uint32_t k = 0; k < n; ++k) player.Next();
+  return player.Next();
+}
+
+namespace {
+
+struct SlurpInput {
+  const Bytes* bytes;
+  size_t at;
+};
+
+int ReadSlurp(GifFileType* gif, GifByteType* out, int length) {
+  auto* input = static_cast<SlurpInput*>(gif->UserData);
+  const size_t count = std::min(static_cast<size_t>(length), input->bytes->size() - input->at);
+  std::memcpy(out, input->bytes->data() + input->at, count);
+  input->at += count;
+  return static_cast<int>(count);
+}
+
+std::vector<GifColor> ColorsOf(const ColorMapObject* map) {
+  std::vector<GifColor> colors;
+  if (map == nullptr) return colors;
+  for (int i = 0; i < map->ColorCount; ++i) {
+    colors.push_back({map->Colors[i].Red, map->Colors[i].Green, map->Colors[i].Blue});
+  }
+  return colors;
+}
+
+}  // namespace
+
+bool SlurpGif(const Bytes& bytes, GifSpec* spec) {
+  SlurpInput input = {&bytes, 0};
+  int error = 0;
+  GifFileType* gif = DGifOpen(&input, ReadSlurp, &error);
+  if (gif == nullptr) return false;
+  if (DGifSlurp(gif) != GIF_OK) {
+    DGifCloseFile(gif, &error);
+    return false;
+  }
+  *spec = GifSpec();
+  spec->width = static_cast<uint32_t>(gif->SWidth);
+  spec->height = static_cast<uint32_t>(gif->SHeight);
+  spec->global_palette = ColorsOf(gif->SColorMap);
+  for (int i = 0; i < gif->ImageCount; ++i) {
+    const SavedImage& image = gif->SavedImages[i];
+    GifFrameSpec frame;
+    frame.left = static_cast<uint32_t>(image.ImageDesc.Left);
+    frame.top = static_cast<uint32_t>(image.ImageDesc.Top);
+    frame.width = static_cast<uint32_t>(image.ImageDesc.Width);
+    frame.height = static_cast<uint32_t>(image.ImageDesc.Height);
+    frame.local_palette = ColorsOf(image.ImageDesc.ColorMap);
+    GraphicsControlBlock control;
+    if (DGifSavedExtensionToGCB(gif, i, &control) == GIF_OK) {
+      frame.transparent_index = control.TransparentColor;
+      frame.disposal = control.DisposalMode;
+      frame.delay_centiseconds = control.DelayTime;
+    }
+    frame.indices.assign(image.RasterBits, image.RasterBits + size_t{frame.width} * frame.height);
+    spec->frames.push_back(std::move(frame));
+  }
+  DGifCloseFile(gif, &error);
+  return true;
 }
 
 Pixels Orient(const Pixels& stored, int orientation) {

@@ -86,6 +86,20 @@ std::vector<GifColor> MakeGifPalette(uint32_t count, uint32_t seed);
 // whole canvas for restore-previous; out-of-palette and transparent indices show through;
 // disposal 2 clears to transparent; everything clipped to the screen. Premultiplied BGRA out.
 Pixels ReferenceGifFrame(const GifSpec& spec, uint32_t n);
+// The same compositor, frame after frame (for long animations).
+class ReferenceGifPlayer {
+ public:
+  explicit ReferenceGifPlayer(const GifSpec& spec);
+  const Pixels& Next();  // frame 0, then 1, ...
+
+ private:
+  const GifSpec& spec_;
+  Pixels canvas_;
+  std::vector<uint8_t> before_;
+  uint32_t next_ = 0;
+};
+// The frames of a real GIF as giflib's DGifSlurp reads them. False when giflib fails.
+bool SlurpGif(const Bytes& gif, GifSpec* spec);
 
 // Applies EXIF orientation 1..8 to a stored image.
 Pixels Orient(const Pixels& stored, int orientation);
