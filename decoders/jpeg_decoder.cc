@@ -142,6 +142,13 @@ bool StepReadRows(JpegSession* session, internal::RowSink* sink) {
   return true;
 }
 
+// Step 4: the rest of the file to EOI; an error or a warning there marks the result incomplete.
+bool StepFinish(JpegSession* session) {
+  if (setjmp(session->jump)) return false;
+  jpeg_finish_decompress(&session->cinfo);
+  return true;
+}
+
 int OrientationOf(const jpeg_decompress_struct& cinfo) {
   for (jpeg_saved_marker_ptr marker = cinfo.marker_list; marker != nullptr; marker = marker->next) {
     if (marker->marker != JPEG_APP0 + 1) continue;
@@ -229,7 +236,7 @@ DecodeResult<Surface> DecodeJpeg(std::span<const uint8_t> bytes, const DecodeOpt
   const bool finished = StepReadRows(session.get(), sink->get());
   if (!finished && session->rows_read == 0) return SessionError(*session, "image data");
   const bool complete = finished && session->rows_read == cinfo.output_height &&
-                        session->warning_count == 0;
+                        StepFinish(session.get()) && session->warning_count == 0;
   return (*sink)->Finish(complete);
 }
 

@@ -23,6 +23,7 @@ namespace lethe {
 namespace {
 
 constexpr size_t kIdatReadBytes = 4096;
+constexpr png_alloc_size_t kChunkMallocMaxBytes = 8 << 20;  // iCCP and friends
 
 struct PngSession {
   png_structp png = nullptr;
@@ -66,6 +67,14 @@ void OnPngRead(png_structp png, png_bytep out, size_t byte_count) {
 bool StepReadInfo(PngSession* session) {
   if (setjmp(png_jmpbuf(session->png))) return false;
   png_set_benign_errors(session->png, 1);
+  // Text and metadata chunks never affect pixels: skip them unread (no inflating of zTXt bombs),
+  // and cap what any chunk may allocate.
+  static const png_byte kChunksToSkip[] = {'t', 'E', 'X', 't', 0, 'z', 'T', 'X', 't', 0,
+                                           'i', 'T', 'X', 't', 0, 's', 'P', 'L', 'T', 0,
+                                           'e', 'X', 'I', 'f', 0};
+  png_set_keep_unknown_chunks(session->png, PNG_HANDLE_CHUNK_NEVER, kChunksToSkip,
+                              static_cast<int>(sizeof(kChunksToSkip) / 5));
+  png_set_chunk_malloc_max(session->png, kChunkMallocMaxBytes);
   png_read_info(session->png, session->info);
   return true;
 }
@@ -143,6 +152,14 @@ bool StepReadRowsScaled(PngSession* session, internal::RowSink* sink, bool inter
   return true;
 }
 
+// Step 4: the chunks after the image data, to IEND. A failure here (a cut or damaged file after
+// the last row) keeps the pixels but marks them incomplete, as libpng's own readers report it.
+bool StepReadEnd(PngSession* session) {
+  if (setjmp(png_jmpbuf(session->png))) return false;
+  png_read_end(session->png, nullptr);
+  return true;
+}
+
 DecodeError SessionError(const PngSession& session, std::string_view stage) {
   DecodeErrorCode code = DecodeErrorCode::kCorrupt;
   const std::string message = session.message;
@@ -211,7 +228,8 @@ DecodeResult<Surface> DecodePng(std::span<const uint8_t> bytes, const DecodeOpti
     finished = StepReadRowsScaled(&session, sink->get(), interlaced);
   }
   if (!finished && session.rows_read == 0) return SessionError(session, "image data");
-  return (*sink)->Finish(finished);
+  const bool complete = finished && StepReadEnd(&session);
+  return (*sink)->Finish(complete);
 }
 
 }  // namespace lethe

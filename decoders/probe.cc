@@ -57,8 +57,9 @@ DecodeResult<ImageInfo> ProbeJpeg(std::span<const uint8_t> bytes) {
   size_t at = 2;
   bool have_frame = false;
   while (at + 4 <= bytes.size()) {
-    if (bytes[at] != 0xFF) {
-      return MakeDecodeError(DecodeErrorCode::kCorrupt, "jpeg: expected a marker");
+    if (bytes[at] != 0xFF) {  // garbage between segments: resynchronise as libjpeg does
+      ++at;
+      continue;
     }
     const uint8_t marker = bytes[at + 1];
     if (marker == 0xFF) {  // fill byte

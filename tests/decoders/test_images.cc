@@ -1,9 +1,11 @@
 #include "test_images.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include <gif_lib.h>
 #include <jpeglib.h>
 #include <png.h>
 
@@ -236,6 +238,202 @@ Pixels ReferenceJpeg(const Bytes& bytes, unsigned scale_denom) {
   jpeg_finish_decompress(&cinfo);
   jpeg_destroy_decompress(&cinfo);
   return pixels;
+}
+
+namespace {
+
+int WriteGifBytes(GifFileType* gif, const GifByteType* data, int length) {
+  auto* out = static_cast<Bytes*>(gif->UserData);
+  out->insert(out->end(), data, data + length);
+  return length;
+}
+
+ColorMapObject* MapOf(const std::vector<GifColor>& palette) {
+  if (palette.empty()) return nullptr;
+  std::vector<GifColorType> colors;
+  for (const GifColor& color : palette) colors.push_back({color.r, color.g, color.b});
+  return GifMakeMapObject(static_cast<int>(colors.size()), colors.data());
+}
+
+uint32_t InterlacedRowOf(uint32_t storage_row, uint32_t height) {
+  std::vector<uint32_t> order;
+  for (uint32_t y = 0; y < height; y += 8) order.push_back(y);
+  for (uint32_t y = 4; y < height; y += 8) order.push_back(y);
+  for (uint32_t y = 2; y < height; y += 4) order.push_back(y);
+  for (uint32_t y = 1; y < height; y += 2) order.push_back(y);
+  return order[storage_row];
+}
+
+}  // namespace
+
+Bytes EncodeGif(const GifSpec& spec, std::vector<size_t>* descriptor_offsets) {
+  Bytes out;
+  int error = 0;
+  GifFileType* gif = EGifOpen(&out, WriteGifBytes, &error);
+  EGifSetGifVersion(gif, true);
+  ColorMapObject* global = MapOf(spec.global_palette);
+  EGifPutScreenDesc(gif, static_cast<int>(spec.width), static_cast<int>(spec.height), 8, 0, global);
+  GifFreeMapObject(global);
+  if (spec.loop_count >= 0) {
+    EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE);
+    EGifPutExtensionBlock(gif, 11, "NETSCAPE2.0");
+    const uint8_t loop[3] = {1, static_cast<uint8_t>(spec.loop_count & 0xFF),
+                             static_cast<uint8_t>(spec.loop_count >> 8)};
+    EGifPutExtensionBlock(gif, 3, loop);
+    EGifPutExtensionTrailer(gif);
+  }
+  for (const GifFrameSpec& frame : spec.frames) {
+    if (frame.control_block) {
+      GraphicsControlBlock control = {};
+      control.DisposalMode = frame.disposal;
+      control.DelayTime = frame.delay_centiseconds;
+      control.TransparentColor = frame.transparent_index;
+      GifByteType extension[4];
+      EGifGCBToExtension(&control, extension);
+      EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, extension);
+    }
+    if (descriptor_offsets != nullptr) descriptor_offsets->push_back(out.size());
+    ColorMapObject* local = MapOf(frame.local_palette);
+    EGifPutImageDesc(gif, static_cast<int>(frame.left), static_cast<int>(frame.top),
+                     static_cast<int>(frame.width), static_cast<int>(frame.height), frame.interlaced,
+                     local);
+    GifFreeMapObject(local);
+    std::vector<GifPixelType> line(frame.width);
+    for (uint32_t s = 0; s < frame.height; ++s) {
+      const uint32_t y = frame.interlaced ? InterlacedRowOf(s, frame.height) : s;
+      std::memcpy(line.data(), &frame.indices[size_t{y} * frame.width], frame.width);
+      EGifPutLine(gif, line.data(), static_cast<int>(frame.width));
+    }
+  }
+  EGifCloseFile(gif, &error);
+  return out;
+}
+
+GifFrameSpec MakeGifFrame(uint32_t left, uint32_t top, uint32_t width, uint32_t height,
+                          uint32_t index_limit, uint32_t seed) {
+  GifFrameSpec frame;
+  frame.left = left;
+  frame.top = top;
+  frame.width = width;
+  frame.height = height;
+  frame.indices.resize(size_t{width} * height);
+  for (uint32_t y = 0; y < height; ++y) {
+    for (uint32_t x = 0; x < width; ++x) {
+      frame.indices[size_t{y} * width + x] = static_cast<uint8_t>(Hash(x / 3, y / 2, 5, seed) % index_limit);
+    }
+  }
+  return frame;
+}
+
+std::vector<GifColor> MakeGifPalette(uint32_t count, uint32_t seed) {
+  std::vector<GifColor> palette;
+  for (uint32_t i = 0; i < count; ++i) {
+    palette.push_back({static_cast<uint8_t>(Hash(i, 1, 0, seed)), static_cast<uint8_t>(Hash(i, 1, 1, seed)),
+                       static_cast<uint8_t>(Hash(i, 1, 2, seed))});
+  }
+  return palette;
+}
+
+ReferenceGifPlayer::ReferenceGifPlayer(const GifSpec& spec) : spec_(spec) {
+  canvas_.width = spec.width;
+  canvas_.height = spec.height;
+  canvas_.bgra.assign(size_t{spec.width} * spec.height * 4, 0);
+}
+
+const Pixels& ReferenceGifPlayer::Next() {
+  auto for_each_visible = [&](const GifFrameSpec& frame, auto&& visit) {
+    for (uint32_t fy = 0; fy < frame.height; ++fy) {
+      for (uint32_t fx = 0; fx < frame.width; ++fx) {
+        const uint64_t cx = uint64_t{frame.left} + fx, cy = uint64_t{frame.top} + fy;
+        if (cx < spec_.width && cy < spec_.height) {
+          visit(&canvas_.bgra[(cy * spec_.width + cx) * 4], frame.indices[size_t{fy} * frame.width + fx]);
+        }
+      }
+    }
+  };
+  if (next_ > 0) {  // dispose of the previous frame
+    const GifFrameSpec& previous = spec_.frames[next_ - 1];
+    if (previous.disposal == 2) {
+      for_each_visible(previous, [](uint8_t* p, uint8_t) { std::memset(p, 0, 4); });
+    } else if (previous.disposal == 3) {
+      canvas_.bgra = before_;
+    }
+  }
+  const GifFrameSpec& frame = spec_.frames[next_++];
+  if (frame.disposal == 3) before_ = canvas_.bgra;
+  const std::vector<GifColor>& palette =
+      frame.local_palette.empty() ? spec_.global_palette : frame.local_palette;
+  for_each_visible(frame, [&](uint8_t* p, uint8_t index) {
+    if (static_cast<int>(index) == frame.transparent_index || index >= palette.size()) return;
+    p[0] = palette[index].b, p[1] = palette[index].g, p[2] = palette[index].r, p[3] = 255;
+  });
+  return canvas_;
+}
+
+Pixels ReferenceGifFrame(const GifSpec& spec, uint32_t n) {
+  ReferenceGifPlayer player(spec);
+  for (uint32_t k = 0; k < n; ++k) player.Next();
+  return player.Next();
+}
+
+namespace {
+
+struct SlurpInput {
+  const Bytes* bytes;
+  size_t at;
+};
+
+int ReadSlurp(GifFileType* gif, GifByteType* out, int length) {
+  auto* input = static_cast<SlurpInput*>(gif->UserData);
+  const size_t count = std::min(static_cast<size_t>(length), input->bytes->size() - input->at);
+  std::memcpy(out, input->bytes->data() + input->at, count);
+  input->at += count;
+  return static_cast<int>(count);
+}
+
+std::vector<GifColor> ColorsOf(const ColorMapObject* map) {
+  std::vector<GifColor> colors;
+  if (map == nullptr) return colors;
+  for (int i = 0; i < map->ColorCount; ++i) {
+    colors.push_back({map->Colors[i].Red, map->Colors[i].Green, map->Colors[i].Blue});
+  }
+  return colors;
+}
+
+}  // namespace
+
+bool SlurpGif(const Bytes& bytes, GifSpec* spec) {
+  SlurpInput input = {&bytes, 0};
+  int error = 0;
+  GifFileType* gif = DGifOpen(&input, ReadSlurp, &error);
+  if (gif == nullptr) return false;
+  if (DGifSlurp(gif) != GIF_OK) {
+    DGifCloseFile(gif, &error);
+    return false;
+  }
+  *spec = GifSpec();
+  spec->width = static_cast<uint32_t>(gif->SWidth);
+  spec->height = static_cast<uint32_t>(gif->SHeight);
+  spec->global_palette = ColorsOf(gif->SColorMap);
+  for (int i = 0; i < gif->ImageCount; ++i) {
+    const SavedImage& image = gif->SavedImages[i];
+    GifFrameSpec frame;
+    frame.left = static_cast<uint32_t>(image.ImageDesc.Left);
+    frame.top = static_cast<uint32_t>(image.ImageDesc.Top);
+    frame.width = static_cast<uint32_t>(image.ImageDesc.Width);
+    frame.height = static_cast<uint32_t>(image.ImageDesc.Height);
+    frame.local_palette = ColorsOf(image.ImageDesc.ColorMap);
+    GraphicsControlBlock control;
+    if (DGifSavedExtensionToGCB(gif, i, &control) == GIF_OK) {
+      frame.transparent_index = control.TransparentColor;
+      frame.disposal = control.DisposalMode;
+      frame.delay_centiseconds = control.DelayTime;
+    }
+    frame.indices.assign(image.RasterBits, image.RasterBits + size_t{frame.width} * frame.height);
+    spec->frames.push_back(std::move(frame));
+  }
+  DGifCloseFile(gif, &error);
+  return true;
 }
 
 Pixels Orient(const Pixels& stored, int orientation) {

@@ -57,6 +57,50 @@ Bytes EncodeJpeg(const JpegSpec& spec);
 // documents (Adobe inverted). No orientation.
 Pixels ReferenceJpeg(const Bytes& jpeg, unsigned scale_denom = 1);
 
+struct GifColor {
+  uint8_t r, g, b;
+};
+struct GifFrameSpec {
+  uint32_t left = 0, top = 0, width = 0, height = 0;
+  bool interlaced = false;
+  std::vector<GifColor> local_palette;  // power-of-two size, or empty
+  int transparent_index = -1;
+  int disposal = 0;
+  int delay_centiseconds = 10;
+  bool control_block = true;      // write a graphic control extension
+  std::vector<uint8_t> indices;   // width x height, row-major in display order
+};
+struct GifSpec {
+  uint32_t width = 0, height = 0;
+  std::vector<GifColor> global_palette;  // power-of-two size, or empty
+  int loop_count = -1;                   // -1: no NETSCAPE2.0 extension
+  std::vector<GifFrameSpec> frames;
+};
+// Encodes with giflib's EGif*; `descriptor_offsets` receives where each image descriptor starts.
+Bytes EncodeGif(const GifSpec& spec, std::vector<size_t>* descriptor_offsets = nullptr);
+// A frame of w x h with indices from a hash (values below `index_limit`).
+GifFrameSpec MakeGifFrame(uint32_t left, uint32_t top, uint32_t width, uint32_t height,
+                          uint32_t index_limit, uint32_t seed);
+std::vector<GifColor> MakeGifPalette(uint32_t count, uint32_t seed);
+// The straightforward reference compositor: replays frames 0..n on a full RGBA canvas, saving the
+// whole canvas for restore-previous; out-of-palette and transparent indices show through;
+// disposal 2 clears to transparent; everything clipped to the screen. Premultiplied BGRA out.
+Pixels ReferenceGifFrame(const GifSpec& spec, uint32_t n);
+// The same compositor, frame after frame (for long animations).
+class ReferenceGifPlayer {
+ public:
+  explicit ReferenceGifPlayer(const GifSpec& spec);
+  const Pixels& Next();  // frame 0, then 1, ...
+
+ private:
+  const GifSpec& spec_;
+  Pixels canvas_;
+  std::vector<uint8_t> before_;
+  uint32_t next_ = 0;
+};
+// The frames of a real GIF as giflib's DGifSlurp reads them. False when giflib fails.
+bool SlurpGif(const Bytes& gif, GifSpec* spec);
+
 // Applies EXIF orientation 1..8 to a stored image.
 Pixels Orient(const Pixels& stored, int orientation);
 // Area-average downscale by bins (x * w / sw), the documented algorithm, written plainly.

@@ -1,0 +1,76 @@
+// animation_state.h (internal) — what an AnimatedImage holds, and its composition.
+//
+// Invariants:
+//   frames_.size() == FrameCount(); every frame's palette_id < palettes_.size();
+//   frame.indices.size() == frame.info.width * frame.info.height when resident, empty otherwise;
+//   !windowed_  => every frame is resident;
+//   windowed_   => resident frames are exactly those within window_frames_ of the last composed
+//                  frame (mod FrameCount), and compressed_ holds a copy of the file;
+//   last_composed_ == -1 or the canvas shows frames 0..last_composed_ composed in order.
+#ifndef LETHE_DECODERS_ANIMATION_STATE_H_
+#define LETHE_DECODERS_ANIMATION_STATE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gif_reader.h"
+#include "lethe/animated_image.h"
+#include "lethe/decode_limits.h"
+#include "lethe/surface.h"
+#include "lethe_buffer.h"
+
+namespace lethe::internal {
+
+struct StoredFrame {
+  AnimationFrameInfo info;      // rect clipped to the canvas
+  uint32_t palette_id = 0;      // into AnimationState::palettes_
+  size_t descriptor_offset = 0; // for decoding it again (windowed)
+  // Frame geometry as stored, for partial frames: the canvas row info.y shows frame row
+  // first_row; storage rows >= valid_rows were never decoded (drawn as transparent).
+  uint32_t source_height = 0;
+  uint32_t first_row = 0;
+  uint32_t valid_rows = 0;
+  LetheBuffer indices;
+};
+
+class AnimationState {
+ public:
+  AnimationState(uint32_t width, uint32_t height, const DecodeLimits& limits,
+                 const AnimationOptions& options)
+      : width_(width), height_(height), limits_(limits), options_(options) {}
+
+  uint32_t width_, height_;
+  DecodeLimits limits_;
+  AnimationOptions options_;
+  int32_t loop_count_ = -1;
+  bool complete_ = true;
+  std::vector<StoredFrame> frames_;
+  std::vector<std::vector<uint32_t>> palettes_;  // premultiplied BGRA words; [0] = global
+
+  // Windowed mode.
+  bool windowed_ = false;
+  uint32_t window_frames_ = 0;
+  LetheBuffer compressed_;
+  std::unique_ptr<GifReader> reader_;
+
+  // Composition.
+  Surface canvas_;
+  int64_t last_composed_ = -1;
+  LetheBuffer saved_rect_;  // canvas pixels under the frame being shown, if its disposal is 3
+
+  DecodeResult<const Surface*> Compose(uint32_t n);
+  AnimationMemory Memory() const;
+
+ private:
+  DecodeResult<const uint8_t*> IndicesOf(uint32_t k, LetheBuffer* scratch);
+  DecodeResult<bool> DecodeFrameAgain(uint32_t k, LetheBuffer* into);
+  DecodeResult<bool> SlideWindow(uint32_t n);
+  void Draw(const StoredFrame& frame, const uint8_t* indices);
+  void Dispose(const StoredFrame& frame);
+  bool SaveRect(const StoredFrame& frame);
+};
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_DECODERS_ANIMATION_STATE_H_

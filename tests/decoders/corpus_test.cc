@@ -1,0 +1,184 @@
+// Decodes every file of the shared acceptance corpus (LETHE_CORPUS_DIR, read in place) and checks
+// the outcome against the verdict in MANIFEST.tsv:
+//   OK    decodes complete, with the reference libraries' pixels (libpng simplified API,
+//         libjpeg-turbo + EXIF orientation, giflib's DGifSlurp + the reference compositor);
+//   WARN  decodes, complete or marked partial;
+//   FAIL  (and HDR: giflib read the header only) a DecodeError or a result marked partial;
+//   the 12-bit and lossless JPEGs fail with kUnsupported.
+// Every file stays within the default DecodeLimits: the bytes still allocated through lethe_*
+// after the decode (the result) are checked against max_decoded_bytes.
+// With CI=true a missing corpus fails; elsewhere the tests are skipped with a message.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lethe/alloc.h"
+#include "lethe/decode.h"
+#include "test_images.h"
+
+namespace lethe {
+namespace {
+
+struct CorpusEntry {
+  std::string path;     // relative to the corpus
+  std::string verdict;  // OK, WARN, FAIL, HDR
+  std::string notes;
+};
+
+std::string CorpusDir() { return LETHE_CORPUS_DIR; }
+
+std::vector<CorpusEntry> LoadManifest() {
+  std::vector<CorpusEntry> entries;
+  std::ifstream manifest(CorpusDir() + "/MANIFEST.tsv");
+  std::string line;
+  std::getline(manifest, line);  // header
+  while (std::getline(manifest, line)) {
+    std::vector<std::string> fields;
+    std::stringstream stream(line);
+    std::string field;
+    while (std::getline(stream, field, '\t')) fields.push_back(field);
+    if (fields.size() < 5) continue;
+    CorpusEntry entry;
+    entry.path = fields[0];
+    entry.notes = fields[4];
+    const std::string marker = "system-lib verdict: ";
+    const size_t at = entry.notes.find(marker);
+    if (at != std::string::npos) {
+      entry.verdict = entry.notes.substr(at + marker.size());
+      entry.verdict = entry.verdict.substr(0, entry.verdict.find(' '));
+    }
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+test::Bytes ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return test::Bytes(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+bool ExpectsUnsupported(const CorpusEntry& entry) {
+  return entry.path.find("ljt-monkey12") != std::string::npos ||
+         entry.path.find("jdec-lossless-sel1") != std::string::npos;
+}
+
+void CheckPixels(const CorpusEntry& entry, const test::Bytes& bytes, DecodedImage& image) {
+  const ImageFormat format = DetectImageFormat(bytes);
+  if (format == ImageFormat::kPng) {
+    // libpng's simplified API mis-combines Adam7 passes of 16-bit images (see png_decoder_test).
+    if (entry.notes.find("16-bit Adam7") != std::string::npos) return;
+    EXPECT_EQ(test::Compare(test::ReferencePng(bytes), test::PixelsOf(std::get<Surface>(image))), "");
+  } else if (format == ImageFormat::kJpeg) {
+    DecodeResult<ImageInfo> info = Probe(bytes);
+    const int orientation = info ? info->exif_orientation : 1;
+    EXPECT_EQ(test::Compare(test::Orient(test::ReferenceJpeg(bytes), orientation),
+                            test::PixelsOf(std::get<Surface>(image))),
+              "");
+  } else if (format == ImageFormat::kGif) {
+    test::GifSpec spec;
+    ASSERT_TRUE(test::SlurpGif(bytes, &spec));
+    test::ReferenceGifPlayer player(spec);
+    if (Surface* surface = std::get_if<Surface>(&image)) {
+      EXPECT_EQ(test::Compare(player.Next(), test::PixelsOf(*surface)), "");
+      return;
+    }
+    AnimatedImage& animation = std::get<AnimatedImage>(image);
+    ASSERT_EQ(animation.FrameCount(), spec.frames.size());
+    for (uint32_t n = 0; n < animation.FrameCount(); ++n) {
+      DecodeResult<const Surface*> canvas = animation.Compose(n);
+      ASSERT_TRUE(canvas) << canvas.error().reason;
+      const std::string difference = test::Compare(player.Next(), test::PixelsOf(**canvas));
+      ASSERT_EQ(difference, "") << "frame " << n;
+    }
+  }
+}
+
+// Where the issue's documented GIF policy decides instead of giflib's verdict: "a frame with no
+// palette at all is corrupt (earlier frames kept)".
+enum class Override { kNone, kNoPaletteFirstFrame, kNoPaletteLaterFrame };
+Override OverrideFor(const CorpusEntry& entry) {
+  if (entry.path.find("pillow-no_palette.gif") != std::string::npos) return Override::kNoPaletteFirstFrame;
+  if (entry.path.find("wuffs-empty-palette.gif") != std::string::npos) return Override::kNoPaletteLaterFrame;
+  return Override::kNone;
+}
+
+void PrintTo(const CorpusEntry& entry, std::ostream* out) { *out << entry.path; }
+
+class CorpusFile : public testing::TestWithParam<CorpusEntry> {};
+
+TEST_P(CorpusFile, DecodesAsItsVerdictSays) {
+  const CorpusEntry& entry = GetParam();
+  const test::Bytes bytes = ReadFile(CorpusDir() + "/" + entry.path);
+  ASSERT_FALSE(bytes.empty()) << entry.path;
+  const DecodeOptions options;
+  lethe_stats_t before;
+  lethe_stats(&before);
+  DecodeResult<DecodedImage> image = Decode(bytes, options);
+  lethe_stats_t after;
+  lethe_stats(&after);
+  EXPECT_LE(after.allocated_bytes - std::min(after.allocated_bytes, before.allocated_bytes),
+            options.limits.max_decoded_bytes);
+  if (ExpectsUnsupported(entry)) {
+    ASSERT_FALSE(image);
+    EXPECT_EQ(image.error().code, DecodeErrorCode::kUnsupported) << image.error().reason;
+    return;
+  }
+  if (OverrideFor(entry) == Override::kNoPaletteFirstFrame) {
+    ASSERT_FALSE(image);
+    EXPECT_EQ(image.error().code, DecodeErrorCode::kCorrupt) << image.error().reason;
+    return;
+  }
+  if (OverrideFor(entry) == Override::kNoPaletteLaterFrame) {
+    ASSERT_TRUE(image) << image.error().reason;
+    EXPECT_FALSE(IsComplete(*image));
+    return;
+  }
+  if (entry.verdict == "OK") {
+    ASSERT_TRUE(image) << image.error().reason;
+    EXPECT_TRUE(IsComplete(*image));
+    CheckPixels(entry, bytes, *image);
+  } else if (entry.verdict == "WARN") {
+    ASSERT_TRUE(image) << image.error().reason;
+  } else {
+    if (image) {
+      EXPECT_FALSE(IsComplete(*image)) << "a " << entry.verdict << " file decoded as complete";
+    } else {
+      EXPECT_FALSE(image.error().reason.empty());
+    }
+  }
+  // Whatever came out can be drawn.
+  if (image) {
+    if (AnimatedImage* animation = std::get_if<AnimatedImage>(&*image)) {
+      for (uint32_t n = 0; n < animation->FrameCount(); ++n) ASSERT_TRUE(animation->Compose(n));
+    }
+  }
+}
+
+std::string NameOf(const testing::TestParamInfo<CorpusEntry>& info) {
+  std::string name;
+  for (char c : info.param.path) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Manifest, CorpusFile, testing::ValuesIn(LoadManifest()), NameOf);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CorpusFile);
+
+TEST(Corpus, IsPresent) {
+  if (std::filesystem::exists(CorpusDir() + "/MANIFEST.tsv")) {
+    EXPECT_GT(LoadManifest().size(), 200u);
+    return;
+  }
+  const char* ci = std::getenv("CI");
+  if (ci != nullptr && std::string(ci) == "true") {
+    FAIL() << "the corpus is missing at " << CorpusDir() << " (CI=true)";
+  }
+  GTEST_SKIP() << "no corpus at " << CorpusDir() << "; corpus tests skipped";
+}
+
+}  // namespace
+}  // namespace lethe
