@@ -1,0 +1,49 @@
+// Checks the memory report lethe-demo writes after its workload (the CTest fixture
+// lethe_demo_workload runs the demo first): every about:memory rule, and a small
+// heap-unclassified.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <string>
+
+#include "about_memory_rules.h"
+
+namespace lethe {
+namespace {
+
+std::string ReadGzip(const char* path) {
+  gzFile in = gzopen(path, "rb");
+  if (in == nullptr) return "";
+  std::string text;
+  char buffer[8192];
+  int n;
+  while ((n = gzread(in, buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<size_t>(n));
+  gzclose(in);
+  return text;
+}
+
+TEST(DemoReport, FollowsEveryAboutMemoryRuleAndLeavesUnderTenPercentUnclassified) {
+  std::string text = ReadGzip(LETHE_DEMO_REPORT);
+  ASSERT_FALSE(text.empty()) << "no report at " << LETHE_DEMO_REPORT;
+  auto json = nlohmann::ordered_json::parse(text);
+  EXPECT_EQ(testing::AboutMemoryViolations(json), std::vector<std::string>{});
+  int64_t heap_allocated = -1;
+  bool resident = false, resident_unique = false, decoded = false;
+  for (const auto& entry : json["reports"]) {
+    std::string path = entry["path"];
+    if (path == "heap-allocated") heap_allocated = entry["amount"];
+    resident |= path == "resident";
+    resident_unique |= path == "resident-unique";
+    decoded |= path.rfind("explicit/images/raster/", 0) == 0 && entry["amount"] > 0;
+  }
+  EXPECT_TRUE(resident);
+  EXPECT_TRUE(resident_unique);
+  EXPECT_TRUE(decoded) << "the report should show decoded surfaces on screen";
+  ASSERT_GT(heap_allocated, 0);
+  int64_t unclassified = testing::HeapUnclassified(json);
+  EXPECT_GE(unclassified, 0);
+  EXPECT_LT(unclassified, heap_allocated / 10);
+}
+
+}  // namespace
+}  // namespace lethe

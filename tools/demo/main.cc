@@ -1,0 +1,392 @@
+// lethe-demo — the standalone image-cache demo.
+//
+//   lethe-demo [DIR] [--out DIR] [--cap-mb N]
+//
+// Loads every image of DIR (default: the sample site the build generated) into an ImageCache, lays
+// them out as one long page, and "draws" a scrolling viewport over simulated minutes on a
+// ManualClock: visible images are locked, surfaces that scroll away expire (2 x 10 s) and are
+// decoded again when they scroll back; then a critical memory-pressure event, then idle. Prints a
+// progress line, then a summary; writes memory-report.json.gz (about:memory; taken just before the
+// pressure event, page on screen) and memory-over-time.svg into the output directory (default: the
+// current directory).
+// Decoding is real, through the one step in demo_decode.h (see DecoderName()).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "demo_decode.h"
+#include "lethe/alloc.h"
+#include "lethe/clock.h"
+#include "lethe/image_cache.h"
+#include "lethe/memory_pressure.h"
+#include "lethe/memory_reporter.h"
+#include "lethe/surface_cache.h"
+#include "sample_site.h"
+#include "timeline_chart.h"
+
+namespace lethe::demo {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr uint32_t kViewportHeight = 900;
+constexpr uint32_t kGap = 16;
+constexpr Clock::Duration kStep = milliseconds(100);
+
+struct PageImage {
+  std::string url;
+  uint64_t id = 0;
+  ImageHeaderInfo header;
+  uint32_t top = 0;  // page coordinates
+  uint64_t full_canvas_bgra_bytes = 0;
+  uint64_t decoded_bytes = 0;  // MemoryBytes of its surface
+  bool visible = false;
+};
+
+struct Options {
+  std::string directory = LETHE_DEMO_SITE_DIR;
+  std::string out = ".";
+  uint64_t cap_bytes = DefaultSurfaceCacheMaxBytes();
+  bool sample_site = true;
+};
+
+struct Counters {
+  uint64_t decodes = 0;
+  uint64_t redecodes = 0;
+  uint64_t uncached_draws = 0;
+  uint64_t decode_failures = 0;
+  double decode_seconds = 0;
+};
+
+double Mb(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+bool ReadFile(const std::filesystem::path& path, std::vector<uint8_t>* bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  bytes->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+class Demo {
+ public:
+  explicit Demo(const Options& options)
+      : options_(options),
+        surfaces_(clock_, [&] {
+          SurfaceCacheOptions cache_options;
+          cache_options.max_bytes = options.cap_bytes;
+          return cache_options;
+        }()),
+        images_(clock_),
+        pressure_(clock_),
+        reporter_("lethe-demo") {
+    subscriptions_.push_back(surfaces_.SubscribeTo(pressure_));
+    subscriptions_.push_back(images_.SubscribeTo(pressure_));
+    registrations_.push_back(surfaces_.RegisterReporter(reporter_));
+    registrations_.push_back(images_.RegisterReporter(reporter_));
+  }
+
+  int Run() {
+    std::printf("lethe-demo: images from %s\ndecoder: %s\n", options_.directory.c_str(), DecoderName());
+    if (!Load()) return 1;
+    start_ = clock_.Now();
+    Scroll("scroll down", 0, page_height_ > kViewportHeight ? page_height_ - kViewportHeight : 0,
+           std::chrono::minutes(3));
+    Scroll("read", scroll_, scroll_, std::chrono::minutes(1));
+    Scroll("scroll up", scroll_, 0, std::chrono::minutes(1));
+    Pressure();
+    Idle(std::chrono::minutes(2));
+    std::fprintf(stderr, "\n");
+    return Summarize();
+  }
+
+ private:
+  bool Load() {
+    std::error_code error;
+    if (!std::filesystem::is_directory(options_.directory, error)) {
+      std::fprintf(stderr, "lethe-demo: %s is not a readable directory\n", options_.directory.c_str());
+      return false;
+    }
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(options_.directory, error)) {
+      if (entry.is_regular_file()) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& path : files) LoadOne(path);
+    std::printf("loaded %zu images (%zu animated), %zu skipped; page %u px high\n", page_.size(),
+                animated_count_, skipped_count_, page_height_);
+    if (page_.empty()) std::fprintf(stderr, "lethe-demo: no image to show\n");
+    return !page_.empty();
+  }
+
+  void LoadOne(const std::filesystem::path& path) {
+    std::vector<uint8_t> bytes;
+    std::string name = path.filename().string();
+    if (!ReadFile(path, &bytes)) return Skip(name, "unreadable");
+    if (DetectImageFormat(bytes) == ImageFormat::kUnknown) return Skip(name, "not a PNG, JPEG or GIF");
+    // A first decode validates the file and reads its header (the decoders' Probe will replace it).
+    DecodedImage decoded = DecodeImage(bytes);
+    if (decoded.surface == nullptr) return Skip(name, decoded.error);
+    PageImage image;
+    image.url = "file://" + std::filesystem::absolute(path).string();
+    image.id = page_.size() + 1;
+    image.header = decoded.header;
+    image.top = page_height_;
+    image.full_canvas_bgra_bytes = decoded.full_canvas_bgra_bytes;
+    image.decoded_bytes = decoded.surface->MemoryBytes();
+    ImageCacheOutcome outcome = images_.Put(image.url, bytes, image.header);
+    if (outcome != ImageCacheOutcome::kStored) return Skip(name, ImageCacheOutcomeName(outcome));
+    if (!images_.AddReference(image.url)) return Skip(name, "dropped from the image cache");
+    animated_count_ += image.header.frame_count > 1 ? 1 : 0;
+    page_height_ += image.header.height + kGap;
+    page_.push_back(std::move(image));
+  }
+
+  void Skip(const std::string& name, const std::string& why) {
+    ++skipped_count_;
+    std::printf("  skipped %s: %s\n", name.c_str(), why.c_str());
+  }
+
+  // One frame: lock what became visible, unlock what left, draw every visible image.
+  void Draw() {
+    for (PageImage& image : page_) {
+      bool visible = image.top < scroll_ + kViewportHeight && image.top + image.header.height > scroll_;
+      if (visible && !image.visible) surfaces_.LockImage(image.id);
+      if (!visible && image.visible) surfaces_.UnlockImage(image.id);
+      image.visible = visible;
+      if (visible) DrawImage(image);
+    }
+  }
+
+  void DrawImage(const PageImage& image) {
+    SurfaceKey key{image.id, image.header.width, image.header.height, 0};
+    std::shared_ptr<CachedSurface> surface = surfaces_.Lookup(key);
+    if (surface == nullptr) surface = Decode(image, key);
+    if (surface != nullptr && surface->IsAnimated()) {
+      auto elapsed = std::chrono::duration_cast<milliseconds>(clock_.Now() - start_).count();
+      static_cast<DemoAnimation*>(surface.get())->Compose(static_cast<uint32_t>(elapsed / 80));
+    }
+  }
+
+  std::shared_ptr<CachedSurface> Decode(const PageImage& image, const SurfaceKey& key) {
+    std::shared_ptr<const EncodedImage> encoded = images_.Get(image.url);
+    if (encoded == nullptr) return nullptr;
+    auto begin = std::chrono::steady_clock::now();
+    DecodedImage decoded = DecodeImage(encoded->bytes());
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
+    counters_.decode_seconds += took.count();
+    if (decoded.surface == nullptr) {
+      ++counters_.decode_failures;
+      return nullptr;
+    }
+    ++counters_.decodes;
+    SurfaceInsertOutcome outcome = surfaces_.Insert(
+        key, decoded.surface, std::chrono::duration_cast<Clock::Duration>(took));
+    if (outcome == SurfaceInsertOutcome::kOverBudget) ++counters_.uncached_draws;
+    return decoded.surface;
+  }
+
+  void Step(const char* phase) {
+    clock_.Advance(kStep);
+    surfaces_.Tick();
+    images_.Tick();
+    Draw();
+    auto t = std::chrono::duration_cast<milliseconds>(clock_.Now() - start_).count();
+    if (t % 1000 == 0) Sample(phase, static_cast<double>(t) / 1000.0);
+  }
+
+  void Sample(const char* phase, double t) {
+    lethe_stats_t stats;
+    lethe_stats(&stats);
+    chart_.Add(t, {Mb(surfaces_.used_bytes()), Mb(surfaces_.locked_bytes()), Mb(images_.used_bytes()),
+                   Mb(stats.allocated_bytes)});
+    peak_decoded_bytes_ = std::max(peak_decoded_bytes_, surfaces_.used_bytes());
+    SurfaceCacheStats s = surfaces_.stats();
+    std::fprintf(stderr,
+                 "\r%-11s t=%4.0fs  decoded %7.2f MB (locked %6.2f)  encoded %6.2f MB  decodes %4llu"
+                 "  re-decodes %4llu  expired %4llu ",
+                 phase, t, Mb(surfaces_.used_bytes()), Mb(surfaces_.locked_bytes()),
+                 Mb(images_.used_bytes()), static_cast<unsigned long long>(counters_.decodes),
+                 static_cast<unsigned long long>(s.redecode_count),
+                 static_cast<unsigned long long>(s.expired_count));
+    std::fflush(stderr);
+  }
+
+  void Scroll(const char* phase, uint32_t from, uint32_t to, Clock::Duration duration) {
+    const int64_t steps = duration / kStep;
+    for (int64_t i = 1; i <= steps; ++i) {
+      double f = static_cast<double>(i) / static_cast<double>(steps);
+      scroll_ = static_cast<uint32_t>(from + (static_cast<double>(to) - from) * f);
+      Step(phase);
+    }
+    phase_ends_.push_back({phase, std::chrono::duration<double>(clock_.Now() - start_).count()});
+    decoded_at_phase_end_.push_back(surfaces_.used_bytes());
+  }
+
+  // The memory report is taken here, with the page still on screen, so that it shows every kind of
+  // entry; then the critical event.
+  void Pressure() {
+    report_ = reporter_.Collect();
+    pressure_result_ = pressure_.Dispatch(MemoryPressureLevel::kCritical);
+    pressure_time_ = std::chrono::duration<double>(clock_.Now() - start_).count();
+    chart_.Mark(pressure_time_, "critical pressure");
+  }
+
+  // The tab goes to the background: nothing is visible, nothing locked; the caches age.
+  void Idle(Clock::Duration duration) {
+    for (PageImage& image : page_) {
+      if (image.visible) surfaces_.UnlockImage(image.id);
+      image.visible = false;
+    }
+    const int64_t steps = duration / kStep;
+    for (int64_t i = 0; i < steps; ++i) {
+      clock_.Advance(kStep);
+      surfaces_.Tick();
+      images_.Tick();
+      auto t = std::chrono::duration_cast<milliseconds>(clock_.Now() - start_).count();
+      if (t % 1000 == 0) Sample("idle", static_cast<double>(t) / 1000.0);
+    }
+    lethe_purge();
+  }
+
+  int Summarize();
+
+  Options options_;
+  ManualClock clock_;
+  SurfaceCache surfaces_;
+  ImageCache images_;
+  MemoryPressure pressure_;
+  MemoryReporter reporter_;
+  std::vector<MemoryPressure::Subscription> subscriptions_;
+  std::vector<MemoryReporter::Registration> registrations_;
+  std::vector<PageImage> page_;
+  size_t animated_count_ = 0;
+  size_t skipped_count_ = 0;
+  uint32_t page_height_ = 0;
+  uint32_t scroll_ = 0;
+  Clock::TimePoint start_;
+  Counters counters_;
+  TimelineChart chart_{{"decoded surfaces", "locked (visible)", "compressed bytes", "heap allocated"}};
+  std::vector<std::pair<std::string, double>> phase_ends_;
+  std::vector<uint64_t> decoded_at_phase_end_;
+  uint64_t peak_decoded_bytes_ = 0;
+  MemoryReport report_;
+  double pressure_time_ = 0;
+  MemoryPressureDispatchResult pressure_result_;
+};
+
+int Demo::Summarize() {
+  SurfaceCacheStats s = surfaces_.stats();
+  std::printf("\nDecoded bytes over time (simulated)\n");
+  std::printf("  peak                         %8.2f MB\n", Mb(peak_decoded_bytes_));
+  for (size_t i = 0; i < phase_ends_.size(); ++i) {
+    std::printf("  end of %-12s (t=%4.0fs)  %8.2f MB\n", phase_ends_[i].first.c_str(),
+                phase_ends_[i].second, Mb(decoded_at_phase_end_[i]));
+  }
+  std::printf("  after idling (t=%4.0fs)      %8.2f MB\n",
+              std::chrono::duration<double>(clock_.Now() - start_).count(), Mb(surfaces_.used_bytes()));
+  std::printf("\nSurface cache (cap %.0f MB)\n", Mb(surfaces_.max_bytes()));
+  std::printf("  decodes %llu (%.3f s of real decoding), of which re-decodes after a discard %llu\n",
+              static_cast<unsigned long long>(counters_.decodes), counters_.decode_seconds,
+              static_cast<unsigned long long>(s.redecode_count));
+  std::printf("  discards: expired %llu, for the cap %llu, by pressure %llu; drawn uncached %llu; "
+              "decode failures %llu\n",
+              static_cast<unsigned long long>(s.expired_count),
+              static_cast<unsigned long long>(s.evicted_for_cap_count),
+              static_cast<unsigned long long>(s.discarded_by_pressure_count),
+              static_cast<unsigned long long>(counters_.uncached_draws),
+              static_cast<unsigned long long>(counters_.decode_failures));
+  std::printf("\nCritical pressure at t=%.0fs (real time to respond: %.3f ms)\n", pressure_time_,
+              std::chrono::duration<double, std::milli>(pressure_result_.total_elapsed).count());
+  for (const MemoryPressureListenerResult& listener : pressure_result_.listeners) {
+    std::printf("  %-14s freed %8.2f MB in %.3f ms\n", listener.name.c_str(), Mb(listener.freed_bytes),
+                std::chrono::duration<double, std::milli>(listener.elapsed).count());
+  }
+  if (pressure_result_.purged) {
+    std::printf("  allocator purge returned %.2f MB to the OS in %.3f ms (allocator: %s)\n",
+                Mb(pressure_result_.purge.freed_bytes),
+                std::chrono::duration<double, std::milli>(pressure_result_.purge.elapsed).count(),
+                lethe_allocator_name());
+  }
+  uint64_t paletted = 0, full = 0;
+  for (const PageImage& image : page_) {
+    if (image.header.frame_count <= 1) continue;
+    paletted += image.decoded_bytes;
+    full += image.full_canvas_bgra_bytes;
+  }
+  if (full > 0) {
+    std::printf("\nAnimations: %zu, all frames paletted %.2f MB vs 32 bpp full canvas %.2f MB "
+                "(%.1fx smaller)\n",
+                animated_count_, Mb(paletted), Mb(full),
+                static_cast<double>(full) / static_cast<double>(paletted));
+  }
+  const MemoryReport& report = report_;
+  std::string report_path = options_.out + "/memory-report.json.gz";
+  std::string chart_path = options_.out + "/memory-over-time.svg";
+  std::string error = WriteMemoryReport(report, report_path);
+  if (!error.empty()) std::fprintf(stderr, "lethe-demo: %s\n", error.c_str());
+  std::string chart_error = chart_.Write(chart_path, "lethe-demo: memory over simulated time (MB)");
+  if (!chart_error.empty()) std::fprintf(stderr, "lethe-demo: %s\n", chart_error.c_str());
+  int64_t classified = 0;
+  for (const MemoryReportEntry& entry : report.entries) {
+    if (entry.kind == ReportKind::kHeap && entry.path.rfind("explicit/", 0) == 0) classified += entry.amount;
+  }
+  std::printf("\nmemory report (t=%.0fs, before the pressure event): heap-allocated %.2f MB, "
+              "heap-unclassified %.2f MB\n",
+              pressure_time_,
+              Mb(static_cast<uint64_t>(report.Amount("heap-allocated"))),
+              static_cast<double>(report.Amount("heap-allocated") - classified) / (1024.0 * 1024.0));
+  std::printf("wrote %s and %s\n", error.empty() ? report_path.c_str() : "(no report)",
+              chart_error.empty() ? chart_path.c_str() : "(no chart)");
+  return error.empty() && chart_error.empty() ? 0 : 1;
+}
+
+bool ParseArguments(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i];
+    if ((argument == "--out" || argument == "--cap-mb") && i + 1 < argc) {
+      std::string value = argv[++i];
+      if (argument == "--out") {
+        options->out = value;
+      } else {
+        char* end = nullptr;
+        unsigned long long mb = std::strtoull(value.c_str(), &end, 10);
+        if (end == value.c_str() || *end != '\0' || mb == 0) return false;
+        options->cap_bytes = mb << 20;
+      }
+    } else if (argument.empty() || argument[0] == '-') {
+      return false;
+    } else {
+      options->directory = argument;
+      options->sample_site = false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace lethe::demo
+
+int main(int argc, char** argv) {
+  lethe::demo::Options options;
+  if (!lethe::demo::ParseArguments(argc, argv, &options)) {
+    std::fprintf(stderr, "usage: lethe-demo [DIR] [--out DIR] [--cap-mb N]\n");
+    return 2;
+  }
+  if (options.sample_site && !std::filesystem::is_directory(options.directory)) {
+    std::string error = lethe::demo::GenerateSampleSite(options.directory);
+    if (!error.empty()) {
+      std::fprintf(stderr, "lethe-demo: cannot generate the sample site: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  std::error_code error;
+  std::filesystem::create_directories(options.out, error);
+  return lethe::demo::Demo(options).Run();
+}
