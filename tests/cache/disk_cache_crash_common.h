@@ -19,7 +19,7 @@ inline std::string CrashUrl(int run, int i) {
 
 // Mostly small bodies, every fifth one large enough for incremental blob I/O and overflow pages.
 inline std::vector<std::uint8_t> CrashPayload(int run, int i) {
-  std::size_t size = i % 5 == 4 ? 70'000 + static_cast<std::size_t>((run * 7919 + i * 104729) % 130'000)
+  std::size_t size = i % 5 == 4 ? 70'000 + static_cast<std::size_t>((run * 7919 + i * 104729) % 60'000)
                                 : 200 + static_cast<std::size_t>((run * 31 + i * 977) % 12'000);
   return Payload(static_cast<std::uint64_t>(run) * 100'000 + static_cast<std::uint64_t>(i), size);
 }

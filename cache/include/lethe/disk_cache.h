@@ -187,6 +187,9 @@ struct DiskCacheStats {
   std::uint64_t capacity_bytes = 0;
   std::uint64_t file_bytes = 0;      // database file + WAL on disk
   std::uint64_t pending_touch_count = 0;
+  // Heap bytes of the DiskCache object itself (pending touches, options, strings); SQLite's memory
+  // (page cache, statements, schema) is reported apart, by SqliteMemoryInUse().
+  std::uint64_t memory_bytes = 0;
 #define LETHE_DISK_CACHE_COUNTER_FIELD_(name, description) std::uint64_t name = 0;
   LETHE_DISK_CACHE_COUNTERS(LETHE_DISK_CACHE_COUNTER_FIELD_)
 #undef LETHE_DISK_CACHE_COUNTER_FIELD_
