@@ -658,6 +658,9 @@ DiskCacheStats DiskCache::Stats() const {
   stats.capacity_bytes = impl_->options.capacity_bytes;
   stats.file_bytes = FileBytes(impl_->path) + FileBytes(impl_->path + "-wal");
   stats.pending_touch_count = impl_->pending_touches.size();
+  stats.memory_bytes = sizeof(Impl) + sizeof(Statements) +
+                       impl_->pending_touches.capacity() * sizeof(Impl::Touch) +
+                       impl_->path.capacity() + impl_->open_notice.capacity();
   return stats;
 }
 

@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -60,14 +61,20 @@ int SetPragmas(sqlite3* db, const DiskCacheOptions& options, std::string* journa
   int rc = Exec(db, "PRAGMA locking_mode=EXCLUSIVE");
   if (rc != SQLITE_OK) return rc;
   // A new file gets its page size before the first write; an existing file keeps its own.
-  std::string page_size = "PRAGMA page_size=" + std::to_string(options.page_size_bytes);
-  rc = Exec(db, page_size.c_str());
+  std::string set_page_size = "PRAGMA page_size=" + std::to_string(options.page_size_bytes);
+  rc = Exec(db, set_page_size.c_str());
   if (rc != SQLITE_OK) return rc;
   rc = QueryText(db, "PRAGMA journal_mode=WAL", journal_mode);
   if (rc != SQLITE_OK) return rc;
+  std::int64_t page_size = 4096;
+  rc = QueryInt64(db, "PRAGMA page_size", &page_size);
+  if (rc != SQLITE_OK) return rc;
+  std::uint64_t checkpoint_pages =
+      std::max<std::uint64_t>(1, options.wal_checkpoint_bytes / static_cast<std::uint64_t>(page_size));
   std::string sizes = "PRAGMA synchronous=NORMAL; PRAGMA secure_delete=FAST;"
-                      "PRAGMA journal_size_limit=4194304; PRAGMA cache_size=-" +
-                      std::to_string(options.page_cache_kib) +
+                      "PRAGMA journal_size_limit=" + std::to_string(options.wal_checkpoint_bytes) +
+                      "; PRAGMA wal_autocheckpoint=" + std::to_string(checkpoint_pages) +
+                      "; PRAGMA cache_size=-" + std::to_string(options.page_cache_kib) +
                       "; PRAGMA mmap_size=" + std::to_string(options.mmap_bytes);
   return Exec(db, sizes.c_str());
 }

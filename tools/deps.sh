@@ -6,7 +6,7 @@ LETHE_PACKAGES=(
   # codecs, storage, compression
   libpng-dev libjpeg62-turbo-dev libgif-dev libsqlite3-dev zlib1g-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev python3 sqlite3 git
+  libgtest-dev libgmock-dev libbenchmark-dev python3 sqlite3 git strace
   # peers for the allocator benchmark
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
   # engine: page descriptions, fonts, text shaping

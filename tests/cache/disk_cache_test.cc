@@ -474,6 +474,8 @@ TEST_F(DiskCacheTest, StatsReportTheFileAndTheCounters) {
   (void)cache->Get(Url(2));
   DiskCacheStats stats = cache->Stats();
   EXPECT_GT(stats.file_bytes, 100'000u);
+  EXPECT_GE(stats.memory_bytes, 1 * sizeof(std::int64_t) * 3);  // one pending touch at least
+  EXPECT_LT(stats.memory_bytes, 64u * 1024);
   int visited = 0;
   stats.ForEachCounter([&](const char* name, const char* description, std::uint64_t value) {
     ++visited;

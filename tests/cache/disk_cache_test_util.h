@@ -13,8 +13,9 @@ namespace lethe::cache::testing {
 
 class TempDir {
  public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "lethe-disk-XXXXXX").string();
+  // Under `base` (default: the system temporary directory).
+  explicit TempDir(std::filesystem::path base = std::filesystem::temp_directory_path()) {
+    std::string pattern = (base / "lethe-disk-XXXXXX").string();
     path_ = ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
   }
   ~TempDir() {

@@ -153,6 +153,8 @@ struct DiskCacheOptions {
   std::uint32_t page_size_bytes = 64 * 1024;
   std::int64_t page_cache_kib = 1024;         // SQLite's page cache (PRAGMA cache_size = -KiB)
   std::uint64_t mmap_bytes = std::uint64_t{256} << 20;  // PRAGMA mmap_size; 0 reads with pread
+  // WAL size at which a commit checkpoints it into the database (PRAGMA wal_autocheckpoint).
+  std::uint64_t wal_checkpoint_bytes = std::uint64_t{4} << 20;
   std::size_t max_pending_touches = 1024;     // LRU touches kept in memory before a batch write
   OpenCheck open_check = OpenCheck::kQuick;
   // Wall-clock time for stored/last-used times and aside names; empty: the system clock.
@@ -185,6 +187,9 @@ struct DiskCacheStats {
   std::uint64_t capacity_bytes = 0;
   std::uint64_t file_bytes = 0;      // database file + WAL on disk
   std::uint64_t pending_touch_count = 0;
+  // Heap bytes of the DiskCache object itself (pending touches, options, strings); SQLite's memory
+  // (page cache, statements, schema) is reported apart, by SqliteMemoryInUse().
+  std::uint64_t memory_bytes = 0;
 #define LETHE_DISK_CACHE_COUNTER_FIELD_(name, description) std::uint64_t name = 0;
   LETHE_DISK_CACHE_COUNTERS(LETHE_DISK_CACHE_COUNTER_FIELD_)
 #undef LETHE_DISK_CACHE_COUNTER_FIELD_
