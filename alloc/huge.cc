@@ -4,6 +4,7 @@
 #include "huge.h"
 
 #include "decay.h"
+#include "options.h"
 #include "mutex.h"
 #include "oom.h"
 #include "os.h"
@@ -31,7 +32,7 @@ struct Cached {
   uint64_t since_ns;
 };
 constexpr size_t kCacheSlots = 16;
-constexpr size_t kCacheMaxBytes = size_t{64} << 20;
+size_t CacheMaxBytes() { return static_cast<size_t>(g_options.huge_cache_kb) << 10; }
 constinit Cached g_cache[kCacheSlots] = {};
 constinit size_t g_cache_count = 0;
 constinit size_t g_cache_bytes = 0;
@@ -171,8 +172,8 @@ bool HugeFree(void* pointer) {
     if (slot == nullptr) return false;
     bytes = slot->bytes;
     Erase(slot);
-    if (bytes <= kCacheMaxBytes / 4) {
-      if (g_cache_count == kCacheSlots || g_cache_bytes + bytes > kCacheMaxBytes) {
+    if (bytes <= CacheMaxBytes() / 4) {
+      if (g_cache_count == kCacheSlots || g_cache_bytes + bytes > CacheMaxBytes()) {
         // Evict the oldest to make room.
         size_t oldest = 0;
         for (size_t i = 1; i < g_cache_count; ++i) {
@@ -184,7 +185,7 @@ bool HugeFree(void* pointer) {
           g_cache[oldest] = g_cache[--g_cache_count];
         }
       }
-      if (g_cache_bytes + bytes <= kCacheMaxBytes) {
+      if (g_cache_bytes + bytes <= CacheMaxBytes()) {
         g_cache[g_cache_count++] = Cached{reinterpret_cast<uintptr_t>(pointer), bytes, DecayNowNs()};
         g_cache_bytes += bytes;
         bytes = 0;

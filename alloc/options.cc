@@ -50,6 +50,8 @@ bool ApplyItem(const char* item, size_t length, Options* options) {
     options->dirty_percent = static_cast<uint32_t>(value);
   } else if (KeyIs(item, key_length, "oom_reserve_kb") && value <= (uint64_t{1} << 32)) {
     options->oom_reserve_kb = value;
+  } else if (KeyIs(item, key_length, "huge_cache_kb") && value <= (uint64_t{1} << 32)) {
+    options->huge_cache_kb = value;
   } else if (KeyIs(item, key_length, "tcache") && value <= 1) options->tcache = value != 0;
   else if (KeyIs(item, key_length, "arenas") && value >= 1 && value <= kMaxArenas) {
     options->arenas = static_cast<unsigned>(value);

@@ -164,6 +164,7 @@ struct Churn {
     }
     double load_ms = NowMs() - start;
     long peak_kb = PeakRssKb();
+    if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // the allocator's view
     for (int window = 1; window < kWindows; ++window) Close(window);
     // Idle 1.5 s with light activity: a few small objects every 10 ms.
     Random random(7);
