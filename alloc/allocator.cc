@@ -104,9 +104,13 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
       return block;
     }
   }
-  void* block = HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment);
-  if (block != nullptr) CountHugeAllocation();
-  return block;  // fresh mappings read as zero
+  bool zeroed = false;
+  void* block = HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment, &zeroed);
+  if (block != nullptr) {
+    CountHugeAllocation();
+    if (zero && !zeroed) std::memset(block, 0, size);
+  }
+  return block;
 }
 
 // Steps 1-4 of oom.h after a first attempt failed.
@@ -199,6 +203,7 @@ void FreeNotInChunk(void* pointer) {
   int saved_errno = errno;
   if (!HugeFree(pointer)) InvalidPointer(pointer);
   CountHugeFree();
+  DecayAfterHugeFree();
   errno = saved_errno;
 }
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 
 #include "allocator.h"
+#include "compiler.h"
 #include "decay.h"
 #include "lethe/alloc.h"
 #include "stats.h"
@@ -10,13 +11,13 @@ using namespace lethe::internal;
 
 extern "C" {
 
-void* lethe_malloc(size_t size) noexcept { return Allocate(size); }
+LETHE_EXPORT void* lethe_malloc(size_t size) noexcept { return Allocate(size); }
 
-void* lethe_calloc(size_t count, size_t size) noexcept { return AllocateZeroed(count, size); }
+LETHE_EXPORT void* lethe_calloc(size_t count, size_t size) noexcept { return AllocateZeroed(count, size); }
 
-void* lethe_realloc(void* pointer, size_t size) noexcept { return Reallocate(pointer, size); }
+LETHE_EXPORT void* lethe_realloc(void* pointer, size_t size) noexcept { return Reallocate(pointer, size); }
 
-void* lethe_aligned_alloc(size_t alignment, size_t size) noexcept {
+LETHE_EXPORT void* lethe_aligned_alloc(size_t alignment, size_t size) noexcept {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     errno = EINVAL;
     return nullptr;
@@ -24,41 +25,41 @@ void* lethe_aligned_alloc(size_t alignment, size_t size) noexcept {
   return AllocateAligned(alignment, size);
 }
 
-void lethe_free(void* pointer) noexcept { Free(pointer); }
+LETHE_EXPORT void lethe_free(void* pointer) noexcept { Free(pointer); }
 
-size_t lethe_usable_size(const void* pointer) noexcept { return UsableSize(pointer); }
+LETHE_EXPORT size_t lethe_usable_size(const void* pointer) noexcept { return UsableSize(pointer); }
 
-size_t lethe_good_size(size_t size) noexcept { return GoodSize(size); }
+LETHE_EXPORT size_t lethe_good_size(size_t size) noexcept { return GoodSize(size); }
 
-void lethe_purge(void) noexcept {
+LETHE_EXPORT void lethe_purge(void) noexcept {
   EnsureInit();
   if (t_cache != nullptr) ThreadCacheFlushAll(t_cache);
   PurgeAllArenas();
 }
 
-void lethe_decay_tick(uint64_t now_ns) noexcept {
+LETHE_EXPORT void lethe_decay_tick(uint64_t now_ns) noexcept {
   EnsureInit();
   DecayTick(now_ns);
 }
 
-void lethe_stats(lethe_stats_t* out) noexcept {
+LETHE_EXPORT void lethe_stats(lethe_stats_t* out) noexcept {
   if (out == nullptr) return;
   EnsureInit();
   CollectStats(out, nullptr);
 }
 
-void lethe_stats_print(FILE* out) noexcept {
+LETHE_EXPORT void lethe_stats_print(FILE* out) noexcept {
   EnsureInit();
   PrintStats(out != nullptr ? out : stderr);
 }
 
-const char* lethe_allocator_name(void) noexcept { return "lethe"; }
+LETHE_EXPORT const char* lethe_allocator_name(void) noexcept { return "lethe"; }
 
-void lethe_set_low_memory_callback(lethe_low_memory_callback_t callback, void* context) noexcept {
+LETHE_EXPORT void lethe_set_low_memory_callback(lethe_low_memory_callback_t callback, void* context) noexcept {
   SetLowMemoryCallback(callback, context);
 }
 
-void lethe_fail_after(long n) noexcept { SetFailAfter(n); }
+LETHE_EXPORT void lethe_fail_after(long n) noexcept { SetFailAfter(n); }
 
 }  // extern "C"
 

@@ -105,8 +105,10 @@ void ArenaAfterRelease(Arena* arena) {
   size_t dirty = heap.dirty_pages();
   if (dirty == 0) return;
   size_t limit = heap.active_pages() * g_options.dirty_percent / 100;
-  if (limit < kChunkPages) limit = kChunkPages;
-  if (dirty > limit) heap.PurgeExcess(limit);
+  if (limit < kDirtyFloorPages) limit = kDirtyFloorPages;
+  // Purge down to half the limit, so that a steady alloc/free pattern at the limit does not make
+  // a madvise call per free.
+  if (dirty > limit) heap.PurgeExcess(limit / 2);
   DecayAfterRelease(arena);
 }
 

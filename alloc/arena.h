@@ -30,6 +30,9 @@ struct Arena {
   uint64_t last_decay_ns = 0;     // last opportunistic decay check
 };
 
+// Dirty pages an arena may always keep, whatever its active size (2 MiB).
+inline constexpr size_t kDirtyFloorPages = 512;
+
 extern constinit Arena g_arenas[kMaxArenas];
 extern constinit unsigned g_arena_count;
 
@@ -52,7 +55,7 @@ void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count);
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages);
 
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
-// pages, at least one chunk's worth allowed) and, without a background thread, decays.
+// pages, at least kDirtyFloorPages allowed; purging down to half of it) and, without a background thread, decays.
 void ArenaAfterRelease(Arena* arena);
 
 void ArenasLockForFork();

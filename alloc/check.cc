@@ -52,7 +52,7 @@ void WriteHex(const void* pointer) {
 
 }  // namespace
 
-extern "C" void lethe_check_failed(const char* file, int line, const char* condition,
+extern "C" __attribute__((visibility("default"))) void lethe_check_failed(const char* file, int line, const char* condition,
                                    const char* message) {
   WriteString("lethe: CHECK failed: ");
   WriteString(condition);
@@ -68,7 +68,7 @@ extern "C" void lethe_check_failed(const char* file, int line, const char* condi
   std::abort();
 }
 
-extern "C" void lethe_fatal_pointer(const char* prefix, const void* pointer, const char* suffix) {
+extern "C" __attribute__((visibility("default"))) void lethe_fatal_pointer(const char* prefix, const void* pointer, const char* suffix) {
   WriteString("lethe: ");
   WriteString(prefix);
   WriteHex(pointer);

@@ -3,11 +3,15 @@
 #define LETHE_ALLOC_COMPILER_H_
 
 // Thread-locals use the initial-exec model: no __tls_get_addr call (which may allocate) on
-// access, even when the allocator is a preloaded shared object.
-#define LETHE_TLS __attribute__((tls_model("initial-exec"))) thread_local
+// access, even when the allocator is a preloaded shared object. __thread (not thread_local):
+// plain data, so no TLS wrapper function is called on each access from another file.
+#define LETHE_TLS __attribute__((tls_model("initial-exec"))) __thread
 #define LETHE_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LETHE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define LETHE_NOINLINE __attribute__((noinline))
 #define LETHE_ALWAYS_INLINE inline __attribute__((always_inline))
+// The core is compiled with -fvisibility=hidden (direct, GOT-free access to its tables from the
+// shared library); the public C API is exported explicitly.
+#define LETHE_EXPORT __attribute__((visibility("default")))
 
 #endif  // LETHE_ALLOC_COMPILER_H_

@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "compiler.h"
+#include "huge.h"
 #include "mutex.h"
 #include "options.h"
 #include "os.h"
@@ -29,6 +30,8 @@ constinit bool g_cond_ready = false;
 pthread_cond_t g_purger_cond;
 
 uint64_t DecayNs() { return g_options.decay_ms * 1000000u; }
+// The coarse clock lags CLOCK_MONOTONIC by up to a tick (4 ms at HZ=250).
+constexpr uint64_t kClockSlackNs = 5000000;
 
 // One pass over the arenas; returns the next deadline (UINT64_MAX: nothing dirty).
 uint64_t PurgePass() {
@@ -41,7 +44,8 @@ uint64_t PurgePass() {
     uint64_t oldest = arena.heap.OldestDirtyNs();
     if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
   }
-  return next;
+  uint64_t huge_next = HugeCachePurge(DecayNowNs(), decay_ns);
+  return huge_next < next ? huge_next : next;
 }
 
 void* PurgerMain(void*) {
@@ -59,6 +63,7 @@ void* PurgerMain(void*) {
     if (deadline == UINT64_MAX) {
       pthread_cond_wait(&g_purger_cond, g_purger_lock.native());
     } else {
+      deadline += kClockSlackNs;  // timestamps come from the coarse clock
       timespec until{static_cast<time_t>(deadline / 1000000000u),
                      static_cast<long>(deadline % 1000000000u)};
       pthread_cond_timedwait(&g_purger_cond, g_purger_lock.native(), &until);
@@ -125,6 +130,19 @@ void DecayAfterRelease(Arena* arena) {
   }
 }
 
+void DecayAfterHugeFree() {
+  int state = g_purger_state.load(std::memory_order_relaxed);
+  if (state == kRunning && !g_manual_clock.load(std::memory_order_relaxed)) {
+    if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
+  } else {
+    if (state == kNotStarted && g_options.decay_thread) {
+      g_attention.store(true, std::memory_order_relaxed);
+    }
+    HugeCachePurge(DecayNowNs(), DecayNs());
+  }
+  PurgerAfterUnlock();
+}
+
 void PurgerAfterUnlock() {
   if (LETHE_LIKELY(!g_attention.load(std::memory_order_relaxed))) return;
   g_attention.store(false, std::memory_order_relaxed);
@@ -146,6 +164,7 @@ void DecayTick(uint64_t now_ns) {
     MutexLock lock(&g_arenas[i].lock);
     g_arenas[i].heap.PurgeDecayed(now_ns, decay_ns);
   }
+  HugeCachePurge(now_ns, decay_ns);
 }
 
 void PurgeAllArenas() {
@@ -153,6 +172,7 @@ void PurgeAllArenas() {
     MutexLock lock(&g_arenas[i].lock);
     g_arenas[i].heap.PurgeAll();
   }
+  HugeCachePurge(UINT64_MAX, 0);
 }
 
 bool PurgerRunning() { return g_purger_state.load() == kRunning; }

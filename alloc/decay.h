@@ -22,6 +22,8 @@ struct Arena;
 uint64_t DecayNowNs();
 // Under the arena's lock after pages became dirty: decays without a thread, notes the purger.
 void DecayAfterRelease(Arena* arena);
+// After a huge block was freed (no lock held): wakes the thread, or decays the huge cache here.
+void DecayAfterHugeFree();
 // After every allocator lock is released: starts or wakes the purge thread if a release asked.
 void PurgerAfterUnlock();
 // lethe_decay_tick.

@@ -3,6 +3,8 @@
 // entries back so that lookups never need tombstones.
 #include "huge.h"
 
+#include "decay.h"
+#include "options.h"
 #include "mutex.h"
 #include "oom.h"
 #include "os.h"
@@ -21,6 +23,42 @@ constinit Slot* g_slots = nullptr;
 constinit size_t g_capacity = 0;  // power of two
 constinit size_t g_count = 0;
 constinit uint64_t g_live_bytes = 0;
+
+// Freed huge mappings kept for reuse (their pages are resident: no faults when reused), resized
+// with mremap to the next request. Bounded; purged by decay like dirty pages (decay.cc).
+struct Cached {
+  uintptr_t address;
+  size_t bytes;
+  uint64_t since_ns;
+};
+constexpr size_t kCacheSlots = 16;
+size_t CacheMaxBytes() { return static_cast<size_t>(g_options.huge_cache_kb) << 10; }
+constinit Cached g_cache[kCacheSlots] = {};
+constinit size_t g_cache_count = 0;
+constinit size_t g_cache_bytes = 0;
+
+// Takes the cached mapping that best fits `bytes` (the smallest that holds it, else the largest).
+bool TakeCached(size_t bytes, Cached* out) {
+  int best = -1;
+  for (size_t i = 0; i < g_cache_count; ++i) {
+    bool holds = g_cache[i].bytes >= bytes;
+    if (best < 0) {
+      best = static_cast<int>(i);
+      continue;
+    }
+    const Cached& current = g_cache[best];
+    bool current_holds = current.bytes >= bytes;
+    if ((holds && (!current_holds || g_cache[i].bytes < current.bytes)) ||
+        (!holds && !current_holds && g_cache[i].bytes > current.bytes)) {
+      best = static_cast<int>(i);
+    }
+  }
+  if (best < 0) return false;
+  *out = g_cache[best];
+  g_cache_bytes -= out->bytes;
+  g_cache[best] = g_cache[--g_cache_count];
+  return true;
+}
 
 size_t Hash(uintptr_t address) {
   return static_cast<size_t>((address >> kLgPageBytes) * 0x9E3779B97F4A7C15ull);
@@ -81,14 +119,32 @@ void Erase(Slot* slot) {
 
 }  // namespace
 
-void* HugeAllocate(size_t bytes, size_t alignment) {
+void* HugeAllocate(size_t bytes, size_t alignment, bool* zeroed) {
   if (bytes > SIZE_MAX / 2) return nullptr;
   bytes = PagesFor(bytes) << kLgPageBytes;
-  void* block = OsMap(bytes, alignment);
+  *zeroed = false;
+  void* block = nullptr;
+  Cached cached{};
+  bool reuse = false;
+  if (alignment <= kPageBytes) {
+    MutexLock lock(&g_huge_lock);
+    reuse = TakeCached(bytes, &cached);
+  }
+  if (reuse) {
+    block = cached.bytes == bytes
+                ? reinterpret_cast<void*>(cached.address)
+                : OsRemap(reinterpret_cast<void*>(cached.address), cached.bytes, bytes);
+    if (block == nullptr) OsUnmap(reinterpret_cast<void*>(cached.address), cached.bytes);
+  }
+  if (block == nullptr) {
+    block = OsMap(bytes, alignment);
+    *zeroed = block != nullptr;
+  }
   if (block == nullptr) {
     size_t reserve_bytes = (bytes + kChunkBytes - 1) & ~(kChunkBytes - 1);
     if (alignment <= kChunkBytes && (block = ReserveTake(reserve_bytes)) != nullptr) {
       bytes = reserve_bytes;
+      *zeroed = true;
     } else {
       return nullptr;
     }
@@ -109,15 +165,59 @@ size_t HugeSize(const void* pointer) {
 
 bool HugeFree(void* pointer) {
   size_t bytes;
+  Cached evicted{};
   {
     MutexLock lock(&g_huge_lock);
     Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
     if (slot == nullptr) return false;
     bytes = slot->bytes;
     Erase(slot);
+    if (bytes <= CacheMaxBytes() / 4) {
+      if (g_cache_count == kCacheSlots || g_cache_bytes + bytes > CacheMaxBytes()) {
+        // Evict the oldest to make room.
+        size_t oldest = 0;
+        for (size_t i = 1; i < g_cache_count; ++i) {
+          if (g_cache[i].since_ns < g_cache[oldest].since_ns) oldest = i;
+        }
+        if (g_cache_count > 0) {
+          evicted = g_cache[oldest];
+          g_cache_bytes -= evicted.bytes;
+          g_cache[oldest] = g_cache[--g_cache_count];
+        }
+      }
+      if (g_cache_bytes + bytes <= CacheMaxBytes()) {
+        g_cache[g_cache_count++] = Cached{reinterpret_cast<uintptr_t>(pointer), bytes, DecayNowNs()};
+        g_cache_bytes += bytes;
+        bytes = 0;
+      }
+    }
   }
-  OsUnmap(pointer, bytes);
+  if (evicted.address != 0) OsUnmap(reinterpret_cast<void*>(evicted.address), evicted.bytes);
+  if (bytes != 0) OsUnmap(pointer, bytes);
   return true;
+}
+
+uint64_t HugeCachePurge(uint64_t now_ns, uint64_t decay_ns) {
+  Cached victims[kCacheSlots];
+  size_t victim_count = 0;
+  uint64_t next = UINT64_MAX;
+  {
+    MutexLock lock(&g_huge_lock);
+    for (size_t i = 0; i < g_cache_count;) {
+      if (now_ns >= decay_ns && g_cache[i].since_ns <= now_ns - decay_ns) {
+        victims[victim_count++] = g_cache[i];
+        g_cache_bytes -= g_cache[i].bytes;
+        g_cache[i] = g_cache[--g_cache_count];
+      } else {
+        if (g_cache[i].since_ns + decay_ns < next) next = g_cache[i].since_ns + decay_ns;
+        ++i;
+      }
+    }
+  }
+  for (size_t i = 0; i < victim_count; ++i) {
+    OsUnmap(reinterpret_cast<void*>(victims[i].address), victims[i].bytes);
+  }
+  return next;
 }
 
 void* HugeReallocate(void* pointer, size_t bytes) {
@@ -144,7 +244,7 @@ void* HugeReallocate(void* pointer, size_t bytes) {
 
 HugeStats GetHugeStats() {
   MutexLock lock(&g_huge_lock);
-  return HugeStats{g_live_bytes, g_count, g_capacity * sizeof(Slot)};
+  return HugeStats{g_live_bytes, g_count, g_capacity * sizeof(Slot), g_cache_bytes};
 }
 
 void HugeLockForFork() { g_huge_lock.Lock(); }

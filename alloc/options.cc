@@ -1,6 +1,7 @@
 // LETHE_OPTIONS parsing (see options.h). Runs inside the first malloc: no allocation, no stdio.
 #include "options.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -49,6 +50,8 @@ bool ApplyItem(const char* item, size_t length, Options* options) {
     options->dirty_percent = static_cast<uint32_t>(value);
   } else if (KeyIs(item, key_length, "oom_reserve_kb") && value <= (uint64_t{1} << 32)) {
     options->oom_reserve_kb = value;
+  } else if (KeyIs(item, key_length, "huge_cache_kb") && value <= (uint64_t{1} << 32)) {
+    options->huge_cache_kb = value;
   } else if (KeyIs(item, key_length, "tcache") && value <= 1) options->tcache = value != 0;
   else if (KeyIs(item, key_length, "arenas") && value >= 1 && value <= kMaxArenas) {
     options->arenas = static_cast<unsigned>(value);
@@ -77,8 +80,36 @@ bool ParseOptions(const char* text, Options* options) {
   return all_good;
 }
 
+// Before libc has set up environ (a malloc from the dynamic loader), the initial environment is
+// read from /proc/self/environ into a stack buffer instead.
+namespace {
+void LoadFromProc() {
+  int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char buffer[16384];
+  size_t length = 0;
+  ssize_t got;
+  while (length < sizeof(buffer) - 1 &&
+         (got = read(fd, buffer + length, sizeof(buffer) - 1 - length)) > 0) {
+    length += static_cast<size_t>(got);
+  }
+  close(fd);
+  buffer[length] = '\0';
+  static const char kName[] = "LETHE_OPTIONS=";
+  for (size_t at = 0; at < length; at += std::strlen(buffer + at) + 1) {
+    if (std::strncmp(buffer + at, kName, sizeof(kName) - 1) == 0) {
+      ParseOptions(buffer + at + sizeof(kName) - 1, &g_options);
+      return;
+    }
+  }
+}
+}  // namespace
+
 void LoadOptionsFromEnvironment() {
-  if (environ == nullptr) return;
+  if (environ == nullptr) {
+    LoadFromProc();
+    return;
+  }
   static const char kName[] = "LETHE_OPTIONS=";
   for (char** entry = environ; *entry != nullptr; ++entry) {
     if (std::strncmp(*entry, kName, sizeof(kName) - 1) == 0) {

@@ -5,6 +5,7 @@
 //   decay_thread:0|1  background purge thread (default 1)
 //   dirty_percent:N   dirty pages above N% of active pages are purged at once (default 12)
 //   oom_reserve_kb:N  address space kept mapped for the last step of out-of-memory (default 0)
+//   huge_cache_kb:N   freed huge mappings kept for reuse, at most N KiB (default 65536)
 //   tcache:0|1        per-thread caches (default 1)
 //   arenas:N          number of arenas (default: one per CPU, at most kMaxArenas)
 //   stats_print:0|1   print statistics to stderr at exit (default 0)
@@ -25,6 +26,7 @@ struct Options {
   bool decay_thread = true;
   uint32_t dirty_percent = 12;
   uint64_t oom_reserve_kb = 0;
+  uint64_t huge_cache_kb = 64 * 1024;
   bool tcache = true;
   unsigned arenas = 0;  // 0: one per CPU
   bool stats_print = false;

@@ -65,7 +65,7 @@ void* OsRemap(void* address, size_t old_bytes, size_t new_bytes) {
 
 uint64_t OsNowNs() {
   timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 

@@ -20,7 +20,8 @@ void OsPurge(void* address, size_t bytes);
 // Resizes a mapping made by OsMap (page multiples), moving it if needed. nullptr on failure, the
 // old mapping then intact.
 void* OsRemap(void* address, size_t old_bytes, size_t new_bytes);
-// Monotonic nanoseconds (CLOCK_MONOTONIC through the vDSO: no system call, no allocation).
+// Monotonic nanoseconds at tick resolution (CLOCK_MONOTONIC_COARSE through the vDSO: a few ns,
+// no system call, no allocation; decay needs milliseconds, not nanoseconds).
 uint64_t OsNowNs();
 // Number of CPUs this process may run on (sched_getaffinity), at least 1.
 unsigned OsCpuCount();

@@ -84,9 +84,9 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes) {
   out->allocated_bytes = (held > caches.cached_bytes ? held - caches.cached_bytes : 0) +
                          huge.live_bytes;
   out->active_bytes = active_pages * kPageBytes + huge.live_bytes;
-  out->mapped_bytes = chunks * kChunkBytes + huge.live_bytes + BaseMappedBytes() +
+  out->mapped_bytes = chunks * kChunkBytes + huge.live_bytes + huge.cached_bytes + BaseMappedBytes() +
                       RegistryMetadataBytes() + huge.table_bytes + ReserveBytes();
-  out->dirty_bytes = dirty_pages * kPageBytes;
+  out->dirty_bytes = dirty_pages * kPageBytes + huge.cached_bytes;
   out->metadata_bytes = metadata;
   out->resident_bytes = out->active_bytes + out->dirty_bytes + metadata;
   out->purged_bytes = purged_pages * kPageBytes;

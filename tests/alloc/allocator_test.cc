@@ -262,3 +262,28 @@ TEST(AllocatorDeathTest, UsableSizeOfAForeignPointerAborts) {
 
 }  // namespace
 }  // namespace lethe::internal
+
+namespace lethe::internal {
+namespace {
+
+TEST(AllocatorHugeCache, FreedHugeBlocksAreKeptAsDirtyReusedZeroedByCallocAndPurged) {
+  auto* first = static_cast<unsigned char*>(lethe_malloc(3 << 20));
+  ASSERT_NE(first, nullptr);
+  std::memset(first, 0x11, 3 << 20);
+  lethe_free(first);
+  lethe_stats_t kept;
+  lethe_stats(&kept);
+  EXPECT_GE(kept.dirty_bytes, 3u << 20);
+  auto* second = static_cast<unsigned char*>(lethe_calloc(1, 2 << 20));
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(lethe_usable_size(second), size_t{2} << 20);
+  for (size_t i = 0; i < (2u << 20); i += 512) ASSERT_EQ(second[i], 0) << i;
+  lethe_free(second);
+  lethe_purge();
+  lethe_stats_t purged;
+  lethe_stats(&purged);
+  EXPECT_EQ(purged.dirty_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace lethe::internal

@@ -88,13 +88,15 @@ TEST(Purge, BackgroundThreadStartsOnDirtyPagesAndAgainInAForkedChild) {
 TEST(Options, ParsesEveryKeyAndRejectsBadItems) {
   Options options;
   EXPECT_TRUE(ParseOptions(
-      "decay_ms:250,decay_thread:0,dirty_percent:30,oom_reserve_kb:512,tcache:0,arenas:3,"
+      "decay_ms:250,decay_thread:0,dirty_percent:30,oom_reserve_kb:512,huge_cache_kb:0,tcache:0,"
+      "arenas:3,"
       "stats_print:1,slop:1",
       &options));
   EXPECT_EQ(options.decay_ms, 250u);
   EXPECT_FALSE(options.decay_thread);
   EXPECT_EQ(options.dirty_percent, 30u);
   EXPECT_EQ(options.oom_reserve_kb, 512u);
+  EXPECT_EQ(options.huge_cache_kb, 0u);
   EXPECT_FALSE(options.tcache);
   EXPECT_EQ(options.arenas, 3u);
   EXPECT_TRUE(options.stats_print);

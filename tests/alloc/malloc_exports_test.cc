@@ -1,0 +1,142 @@
+// The malloc family and operator new/delete as exported by lethe_malloc_static (linked into this
+// test, so every allocation of the process, GoogleTest's included, is served by Lethe).
+#include <errno.h>
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "lethe/alloc.h"
+
+namespace {
+
+// Volatile sizes keep the compiler from folding calls whose result it thinks it knows.
+volatile size_t g_huge_count = SIZE_MAX / 2;
+
+TEST(MallocExports, TheProcessMallocIsLethe) {
+  void* block = std::malloc(100);
+  // lethe_usable_size would abort on a pointer it does not own.
+  EXPECT_EQ(lethe_usable_size(block), 112u);
+  EXPECT_EQ(malloc_usable_size(block), 112u);
+  std::free(block);
+  std::string text(1000, 'x');  // libstdc++ allocates through operator new -> Lethe
+  EXPECT_EQ(lethe_usable_size(text.data()), lethe_good_size(1001));
+}
+
+TEST(MallocExports, FreeKeepsErrno) {
+  void* block = std::malloc(70000);
+  errno = 4242;
+  std::free(block);
+  std::free(nullptr);
+  EXPECT_EQ(errno, 4242);
+}
+
+TEST(MallocExports, CallocOverflowAndReallocarrayOverflowFailWithEnomem) {
+  errno = 0;
+  EXPECT_EQ(std::calloc(g_huge_count, 3), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(reallocarray(nullptr, g_huge_count, 5), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  void* block = reallocarray(nullptr, 10, 10);
+  EXPECT_GE(malloc_usable_size(block), 100u);
+  std::free(block);
+}
+
+TEST(MallocExports, ReallocToZeroFreesAndReturnsNullLikeGlibc) {
+  void* block = std::malloc(50);
+  volatile size_t zero = 0;
+  EXPECT_EQ(std::realloc(block, zero), nullptr);
+  void* fresh = std::realloc(nullptr, 30);
+  EXPECT_NE(fresh, nullptr);
+  std::free(fresh);
+}
+
+TEST(MallocExports, AlignmentFunctionsHonourTheirContracts) {
+  void* block = nullptr;
+  EXPECT_EQ(posix_memalign(&block, 24, 100), EINVAL);
+  EXPECT_EQ(posix_memalign(&block, 2, 100), EINVAL);  // not a multiple of sizeof(void*)
+  ASSERT_EQ(posix_memalign(&block, 256, 100), 0);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % 256, 0u);
+  std::free(block);
+  volatile size_t bad_alignment = 48;
+  errno = 0;
+  EXPECT_EQ(aligned_alloc(bad_alignment, 96), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  block = aligned_alloc(4096, 4096);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % 4096, 0u);
+  std::free(block);
+  block = memalign(96, 10);  // rounded up to 128, as glibc does
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % 128, 0u);
+  std::free(block);
+  long page = sysconf(_SC_PAGESIZE);
+  block = valloc(10);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % page, 0u);
+  std::free(block);
+  block = pvalloc(10);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % page, 0u);
+  EXPECT_GE(malloc_usable_size(block), static_cast<size_t>(page));
+  std::free(block);
+}
+
+struct alignas(128) Wide {
+  char bytes[128];
+};
+
+TEST(MallocExports, EveryOperatorNewAndDeleteForm) {
+  auto* one = new int(7);
+  delete one;
+  auto* many = new int[100];
+  delete[] many;
+  auto* nothrow = new (std::nothrow) char[64];
+  EXPECT_NE(nothrow, nullptr);
+  delete[] nothrow;
+  auto* wide = new Wide;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(wide) % 128, 0u);
+  delete wide;  // sized + aligned delete
+  auto* wides = new Wide[3];
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(wides) % 128, 0u);
+  delete[] wides;
+  void* raw = ::operator new(1000, std::align_val_t{512}, std::nothrow);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(raw) % 512, 0u);
+  ::operator delete(raw, std::align_val_t{512}, std::nothrow);
+  raw = ::operator new(300);
+  ::operator delete(raw, 300);
+}
+
+TEST(MallocExports, OperatorNewThrowsBadAllocAndNothrowReturnsNull) {
+  EXPECT_THROW((void)::operator new(g_huge_count), std::bad_alloc);
+  EXPECT_EQ(::operator new(g_huge_count, std::nothrow), nullptr);
+}
+
+TEST(MallocExports, OperatorNewCallsTheNewHandlerBeforeThrowing) {
+  static int calls = 0;
+  std::set_new_handler([] {
+    ++calls;
+    std::set_new_handler(nullptr);
+  });
+  EXPECT_THROW((void)::operator new(g_huge_count), std::bad_alloc);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(MallocExports, IntrospectionComesFromLetheStatistics) {
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) blocks.push_back(std::malloc(1000));
+  struct mallinfo2 info = mallinfo2();
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  EXPECT_GE(info.uordblks, 100u * 1024);
+  EXPECT_LE(info.uordblks, stats.active_bytes);
+  for (void* block : blocks) std::free(block);
+  EXPECT_EQ(malloc_trim(0), 1);
+  lethe_stats(&stats);
+  EXPECT_EQ(stats.dirty_bytes, 0u);
+}
+
+}  // namespace

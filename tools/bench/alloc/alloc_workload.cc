@@ -1,0 +1,342 @@
+// lethe-alloc-workload — one allocator workload, run on whatever malloc the process has (choose
+// it with LD_PRELOAD). Prints one line of "key=value" results. Driven by run_alloc_bench.py.
+//
+// usage: lethe-alloc-workload churn | mt THREADS | realloc | slop | pagemap LIVE_RUNS
+//
+//  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
+//           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
+//           which some die within the load, most live while the page is shown, and some replace
+//           entries of a global cache; then all windows but one close and the process idles
+//           1.5 s with light activity. Reports load time, peak RSS, RSS after the idle (no
+//           release call), and live bytes.
+//  mt       larson-like: each thread replaces random slots of 1000 blocks (16-512 B); one block
+//           in 16 is freed by the next thread. Reports Mops/s.
+//  realloc  exact-fit growth (+16 B steps to 64 KiB in 200 buffers, +4 KiB steps to 32 MiB) and
+//           doubling growth; reports time and peak RSS of each.
+//  slop     200,000 objects of a browser-like size histogram: usable minus requested bytes, and
+//           RSS growth per object minus its requested size.
+//  pagemap  LIVE_RUNS large blocks (16-48 KiB, untouched), every other one freed again; then
+//           400,000 steps of two allocations and two frees. Reports ns per alloc+free.
+#include <malloc.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// xorshift64*: deterministic, cheap, independent of the C library.
+struct Random {
+  uint64_t state;
+  explicit Random(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t Next() {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return state * 2685821657736338717ull;
+  }
+  size_t Below(size_t bound) { return static_cast<size_t>(Next() % bound); }
+  size_t Between(size_t low, size_t high) { return low + Below(high - low + 1); }
+};
+
+double NowMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+long StatusKb(const char* key) {
+  FILE* file = std::fopen("/proc/self/status", "r");
+  if (file == nullptr) return -1;
+  char line[256];
+  long value = -1;
+  size_t key_length = std::strlen(key);
+  while (std::fgets(line, sizeof(line), file) != nullptr) {
+    if (std::strncmp(line, key, key_length) == 0) value = std::strtol(line + key_length + 1, nullptr, 10);
+  }
+  std::fclose(file);
+  return value;
+}
+long RssKb() { return StatusKb("VmRSS"); }
+long PeakRssKb() { return StatusKb("VmHWM"); }
+
+void Touch(void* block, size_t size, unsigned char value) { std::memset(block, value, size); }
+
+// ---- churn ------------------------------------------------------------------------------------
+struct Object {
+  void* pointer;
+  size_t size;
+};
+
+size_t BrowserSmallSize(Random& random) {
+  size_t roll = random.Below(100);
+  if (roll < 40) return random.Between(16, 48);
+  if (roll < 75) return random.Between(49, 128);
+  if (roll < 90) return random.Between(129, 256);
+  return random.Between(257, 1024);
+}
+
+struct Churn {
+  static constexpr int kPages = 29;
+  static constexpr int kWindows = 30;
+  static constexpr int kCycles = 11;
+  static constexpr int kObjectsPerLoad = 10000;
+  static constexpr size_t kGlobalCacheEntries = 4000;
+
+  std::vector<std::vector<Object>> windows = std::vector<std::vector<Object>>(kWindows);
+  std::vector<Object> global_cache = std::vector<Object>(kGlobalCacheEntries, Object{nullptr, 0});
+  size_t live_bytes = 0;
+
+  void* Make(size_t size, unsigned char value) {
+    void* block = std::malloc(size);
+    if (block == nullptr) std::abort();
+    Touch(block, size < 4096 ? size : 4096, value);
+    live_bytes += size;
+    return block;
+  }
+  void Drop(Object& object) {
+    std::free(object.pointer);
+    live_bytes -= object.size;
+    object = Object{nullptr, 0};
+  }
+  void Close(int window) {
+    for (Object& object : windows[window]) Drop(object);
+    windows[window].clear();
+  }
+
+  void Load(int page, int window, uint64_t load_index) {
+    Close(window);
+    Random random(static_cast<uint64_t>(page) * 1000003u + load_index);
+    std::vector<Object>& kept = windows[window];
+    std::vector<Object> temporary;
+    for (int i = 0; i < kObjectsPerLoad; ++i) {
+      size_t roll = random.Below(1000);
+      size_t size;
+      if (roll < 880) size = BrowserSmallSize(random);
+      else if (roll < 990) size = random.Between(1024, 8192);
+      else size = random.Between(16 * 1024, 96 * 1024);
+      Object object{Make(size, static_cast<unsigned char>(i)), size};
+      size_t fate = random.Below(100);
+      if (fate < 45) {
+        temporary.push_back(object);  // dies at the end of the load
+      } else if (fate < 97) {
+        kept.push_back(object);
+      } else {
+        Object& slot = global_cache[random.Below(kGlobalCacheEntries)];
+        if (slot.pointer != nullptr) Drop(slot);
+        slot = object;
+      }
+      if (temporary.size() > 200) {  // parsing: short-lived objects die in batches
+        for (size_t j = 0; j < temporary.size(); j += 2) Drop(temporary[j]);
+        std::vector<Object> survivors;
+        for (size_t j = 1; j < temporary.size(); j += 2) survivors.push_back(temporary[j]);
+        temporary.swap(survivors);
+      }
+    }
+    for (Object& object : temporary) Drop(object);
+    // Decoded images: 1-3 of 0.3-3 MiB, written in full.
+    int images = 1 + static_cast<int>(random.Below(3));
+    for (int i = 0; i < images; ++i) {
+      size_t size = random.Between(300 * 1024, 3 * 1024 * 1024);
+      void* pixels = std::malloc(size);
+      if (pixels == nullptr) std::abort();
+      Touch(pixels, size, 0x7f);
+      live_bytes += size;
+      kept.push_back(Object{pixels, size});
+    }
+  }
+
+  void Run() {
+    double start = NowMs();
+    uint64_t load_index = 0;
+    for (int cycle = 0; cycle < kCycles; ++cycle) {
+      for (int page = 0; page < kPages; ++page) {
+        Load(page, static_cast<int>((cycle * kPages + page) % kWindows), load_index++);
+      }
+    }
+    double load_ms = NowMs() - start;
+    long peak_kb = PeakRssKb();
+    if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // the allocator's view
+    for (int window = 1; window < kWindows; ++window) Close(window);
+    // Idle 1.5 s with light activity: a few small objects every 10 ms.
+    Random random(7);
+    for (int tick = 0; tick < 150; ++tick) {
+      usleep(10000);
+      Object objects[20];
+      for (Object& object : objects) {
+        object.size = BrowserSmallSize(random);
+        object.pointer = Make(object.size, 1);
+      }
+      for (Object& object : objects) Drop(object);
+    }
+    long idle_kb = RssKb();
+    std::printf("load_ms=%.1f peak_rss_kb=%ld idle_rss_kb=%ld live_kb=%zu loads=%llu\n", load_ms,
+                peak_kb, idle_kb, live_bytes / 1024,
+                static_cast<unsigned long long>(load_index));
+  }
+};
+
+// ---- multi-threaded throughput -----------------------------------------------------------------
+struct Inbox {
+  std::atomic<void*> slots[256];
+};
+
+void RunThroughput(int threads) {
+  constexpr int kSlots = 1000;
+  constexpr long kOps = 3000000;
+  std::vector<Inbox> inboxes(static_cast<size_t>(threads));
+  for (Inbox& inbox : inboxes) {
+    for (auto& slot : inbox.slots) slot.store(nullptr);
+  }
+  std::atomic<int> ready{0};
+  auto worker = [&](int index) {
+    Random random(static_cast<uint64_t>(index) + 11);
+    std::vector<void*> blocks(kSlots);
+    for (void*& block : blocks) block = std::malloc(random.Between(16, 512));
+    Inbox& mine = inboxes[static_cast<size_t>(index)];
+    Inbox& next = inboxes[static_cast<size_t>((index + 1) % threads)];
+    ready.fetch_add(1);
+    while (ready.load() < threads) {
+    }
+    for (long op = 0; op < kOps; ++op) {
+      size_t slot = random.Below(kSlots);
+      void* old = blocks[slot];
+      if ((op & 15) == 0) {
+        // Hand the old block to the next thread; free whatever was waiting in our inbox slot.
+        void* previous = next.slots[op / 16 % 256].exchange(old);
+        std::free(previous);
+        std::free(mine.slots[op / 16 % 256].exchange(nullptr));
+      } else {
+        std::free(old);
+      }
+      auto* block = static_cast<char*>(std::malloc(random.Between(16, 512)));
+      block[0] = static_cast<char>(op);
+      blocks[slot] = block;
+    }
+    for (void* block : blocks) std::free(block);
+  };
+  double start = NowMs();
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(worker, i);
+  for (auto& thread : pool) thread.join();
+  double elapsed = NowMs() - start;
+  for (Inbox& inbox : inboxes) {
+    for (auto& slot : inbox.slots) std::free(slot.load());
+  }
+  double mops = static_cast<double>(kOps) * threads / elapsed / 1000.0;
+  std::printf("threads=%d ms=%.1f mops=%.2f\n", threads, elapsed, mops);
+}
+
+// ---- realloc growth ----------------------------------------------------------------------------
+void RunRealloc() {
+  double start = NowMs();
+  std::vector<char*> buffers(200, nullptr);
+  for (size_t size = 16; size <= 64 * 1024; size += 16) {
+    for (char*& buffer : buffers) {
+      buffer = static_cast<char*>(std::realloc(buffer, size));
+      buffer[size - 1] = 1;
+    }
+  }
+  char* big = nullptr;
+  for (size_t size = 4096; size <= 32u * 1024 * 1024; size += 4096) {
+    big = static_cast<char*>(std::realloc(big, size));
+    big[size - 1] = 1;
+  }
+  double exact_ms = NowMs() - start;
+  long exact_peak = PeakRssKb();
+  for (char* buffer : buffers) std::free(buffer);
+  std::free(big);
+  start = NowMs();
+  for (int round = 0; round < 20; ++round) {
+    char* buffer = nullptr;
+    for (size_t size = 16; size <= 32u * 1024 * 1024; size *= 2) {
+      buffer = static_cast<char*>(std::realloc(buffer, size));
+      std::memset(buffer + size / 2, 1, size / 2);
+    }
+    std::free(buffer);
+  }
+  double doubling_ms = NowMs() - start;
+  std::printf("exact_ms=%.1f exact_peak_kb=%ld doubling_ms=%.1f peak_kb=%ld\n", exact_ms,
+              exact_peak, doubling_ms, PeakRssKb());
+}
+
+// ---- slop and RSS per object -------------------------------------------------------------------
+void RunSlop() {
+  constexpr size_t kCount = 200000;
+  Random random(3);
+  std::vector<void*> blocks(kCount);
+  long before = RssKb();
+  size_t requested = 0, usable = 0;
+  for (size_t i = 0; i < kCount; ++i) {
+    size_t size = random.Below(100) < 97 ? BrowserSmallSize(random) : random.Between(1025, 6000);
+    blocks[i] = std::malloc(size);
+    Touch(blocks[i], size, 1);
+    requested += size;
+    usable += malloc_usable_size(blocks[i]);
+  }
+  long after = RssKb();
+  double rss_bytes = static_cast<double>(after - before) * 1024.0;
+  std::printf("slop_pct=%.2f overhead_per_object=%.1f requested_kb=%zu rss_growth_kb=%ld\n",
+              100.0 * static_cast<double>(usable - requested) / static_cast<double>(requested),
+              (rss_bytes - static_cast<double>(requested)) / kCount, requested / 1024,
+              after - before);
+  for (void* block : blocks) std::free(block);
+}
+
+// ---- page map: large alloc/free with few or many live runs -------------------------------------
+// LIVE_RUNS blocks of 16-48 KiB are allocated and every other one freed, so the allocator holds
+// LIVE_RUNS / 2 live runs and as many free holes. Then each step allocates two blocks and frees
+// them: the cost of finding, splitting and coalescing runs among that population (the blocks
+// themselves are never touched, so the figure is the allocator's bookkeeping).
+void RunPageMap(size_t live_runs) {
+  constexpr long kOps = 400000;
+  Random random(5);
+  std::vector<void*> live(live_runs);
+  for (void*& block : live) block = std::malloc(random.Between(16, 48) * 1024);
+  for (size_t i = 0; i < live_runs; i += 2) {
+    std::free(live[i]);
+    live[i] = nullptr;
+  }
+  double start = NowMs();
+  for (long op = 0; op < kOps; ++op) {
+    void* first = std::malloc(random.Between(16, 48) * 1024);
+    void* second = std::malloc(random.Between(16, 48) * 1024);
+    // Keeps the compiler from pairing malloc with free and removing both.
+    asm volatile("" : : "r"(first), "r"(second) : "memory");
+    std::free(first);
+    std::free(second);
+  }
+  double elapsed = NowMs() - start;
+  std::printf("live=%zu ns_per_op=%.1f\n", live_runs, elapsed * 1e6 / kOps / 2);
+  for (void* block : live) std::free(block);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "churn") {
+    Churn().Run();
+  } else if (mode == "mt" && argc > 2) {
+    RunThroughput(std::atoi(argv[2]));
+  } else if (mode == "realloc") {
+    RunRealloc();
+  } else if (mode == "slop") {
+    RunSlop();
+  } else if (mode == "pagemap" && argc > 2) {
+    RunPageMap(static_cast<size_t>(std::atol(argv[2])));
+  } else {
+    std::fprintf(stderr, "usage: %s churn | mt THREADS | realloc | slop | pagemap LIVE_RUNS\n",
+                 argv[0]);
+    return 2;
+  }
+  return 0;
+}
