@@ -126,7 +126,13 @@ bool GifDecode::ReadFrame(const GifFrameRecord& record) {
   frame.source_height = record.height;
   frame.first_row = clip.y - std::min(clip.y, record.top);
   const size_t bytes = size_t{clip.width} * clip.height;
-  const bool hold = !state_->windowed_ &&
+  // Held indices and the canvas together stay within max_decoded_bytes, whatever the budget.
+  const uint64_t canvas_bytes = uint64_t{state_->width_} * state_->height_ * 4;
+  const bool within_limits = held_bytes_ + bytes + canvas_bytes <= options_.limits.max_decoded_bytes;
+  if (!within_limits && index < options_.animation.min_window_frames) {
+    return StopWith(DecodeErrorCode::kTooLarge, "gif: the smallest frame window exceeds the decode limits");
+  }
+  const bool hold = !state_->windowed_ && within_limits &&
                     (held_bytes_ + bytes <= options_.animation.frame_budget_bytes ||
                      index < options_.animation.min_window_frames);
   if (!hold && !state_->windowed_ && !EnterWindowedMode()) return false;
