@@ -126,7 +126,13 @@ bool GifDecode::ReadFrame(const GifFrameRecord& record) {
   frame.source_height = record.height;
   frame.first_row = clip.y - std::min(clip.y, record.top);
   const size_t bytes = size_t{clip.width} * clip.height;
-  const bool hold = !state_->windowed_ &&
+  // Held indices and the canvas together stay within max_decoded_bytes, whatever the budget.
+  const uint64_t canvas_bytes = uint64_t{state_->width_} * state_->height_ * 4;
+  const bool within_limits = held_bytes_ + bytes + canvas_bytes <= options_.limits.max_decoded_bytes;
+  if (!within_limits && index < options_.animation.min_window_frames) {
+    return StopWith(DecodeErrorCode::kTooLarge, "gif: the smallest frame window exceeds the decode limits");
+  }
+  const bool hold = !state_->windowed_ && within_limits &&
                     (held_bytes_ + bytes <= options_.animation.frame_budget_bytes ||
                      index < options_.animation.min_window_frames);
   if (!hold && !state_->windowed_ && !EnterWindowedMode()) return false;
@@ -202,8 +208,68 @@ DecodeResult<AnimatedImage> DecodeGif(std::span<const uint8_t> bytes, const Deco
   return decode.Run();
 }
 
+namespace {
+
+// Frame 0 of a GIF as indices over its clipped rectangle.
+struct FirstFrame {
+  GifFrameRecord record;
+  ClippedRect clip;
+  std::vector<uint32_t> palette;
+  LetheBuffer indices;
+  uint32_t valid_rows = 0;
+};
+
+DecodeResult<FirstFrame> ReadFirstFrame(GifReader& reader, const DecodeLimits& limits) {
+  FirstFrame frame;
+  const GifReader::Next next = reader.ReadToNextFrame(&frame.record);
+  if (next == GifReader::Next::kEnd) return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: no frames");
+  if (next == GifReader::Next::kError) return MakeDecodeError(reader.error_code(), reader.error());
+  const GifFrameRecord& record = frame.record;
+  if (record.width == 0 || record.height == 0) {
+    return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: frame 0 has zero size");
+  }
+  if (uint64_t{record.width} * record.height > limits.max_frame_pixels) {
+    return MakeDecodeError(DecodeErrorCode::kTooLarge, "gif: frame 0 exceeds the decode limits");
+  }
+  frame.palette = record.local_palette.empty() ? reader.global_palette() : record.local_palette;
+  if (frame.palette.empty()) return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: frame 0 has no palette");
+  frame.clip = Clip(record, reader.screen_width(), reader.screen_height());
+  frame.indices = LetheBuffer::Allocate(size_t{frame.clip.width} * frame.clip.height);
+  if (frame.clip.width > 0 && frame.clip.height > 0 && frame.indices.empty()) {
+    return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "gif: out of memory for frame indices");
+  }
+  frame.valid_rows = reader.ReadPixels(record, frame.clip, frame.indices.data());
+  if (frame.valid_rows == 0) return MakeDecodeError(reader.error_code(), reader.error());
+  return frame;
+}
+
+// Canvas row y of frame 0 on a transparent screen, as premultiplied BGRA (palette words are).
+void CanvasRow(const FirstFrame& frame, uint32_t y, uint32_t width, uint8_t* row) {
+  std::memset(row, 0, size_t{width} * 4);
+  const ClippedRect& clip = frame.clip;
+  if (y < clip.y || y >= clip.y + clip.height) return;
+  const uint32_t frame_row = clip.y - std::min(clip.y, frame.record.top) + (y - clip.y);
+  const uint32_t storage_row = frame.record.interlaced
+                                   ? internal::InterlacedStorageRow(frame_row, frame.record.height)
+                                   : frame_row;
+  if (storage_row >= frame.valid_rows) return;  // never decoded: transparent
+  const uint8_t* source = frame.indices.data() + size_t{y - clip.y} * clip.width;
+  for (uint32_t j = 0; j < clip.width; ++j) {
+    const uint8_t index = source[j];
+    if (index == frame.record.transparent_index || index >= frame.palette.size()) continue;
+    std::memcpy(row + (size_t{clip.x} + j) * 4, &frame.palette[index], 4);
+  }
+}
+
+}  // namespace
+
+// Frame 0 is kept as 8-bit indices over its rectangle; the 32-bit canvas rows are made one at a
+// time and go straight through the row sink (so a reduced size never holds full-size 32-bit rows).
 DecodeResult<Surface> DecodeGifToSurface(std::span<const uint8_t> bytes,
                                          const DecodeOptions& options) {
+  if (bytes.size() > options.limits.max_input_bytes) {
+    return MakeDecodeError(DecodeErrorCode::kTooLarge, "gif: input exceeds the decode limits");
+  }
   DecodeResult<std::unique_ptr<GifReader>> opened = GifReader::Open(bytes);
   if (!opened) return opened.error();
   GifReader& reader = **opened;
@@ -215,29 +281,8 @@ DecodeResult<Surface> DecodeGifToSurface(std::span<const uint8_t> bytes,
   if (uint64_t{width} * height > options.limits.max_image_pixels) {
     return MakeDecodeError(DecodeErrorCode::kTooLarge, "gif: screen exceeds the decode limits");
   }
-  GifFrameRecord record;
-  const GifReader::Next next = reader.ReadToNextFrame(&record);
-  if (next != GifReader::Next::kFrame) {
-    return MakeDecodeError(next == GifReader::Next::kEnd ? DecodeErrorCode::kCorrupt : reader.error_code(),
-                           next == GifReader::Next::kEnd ? "gif: no frames" : reader.error());
-  }
-  if (record.width == 0 || record.height == 0) {
-    return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: frame 0 has zero size");
-  }
-  if (uint64_t{record.width} * record.height > options.limits.max_frame_pixels) {
-    return MakeDecodeError(DecodeErrorCode::kTooLarge, "gif: frame 0 exceeds the decode limits");
-  }
-  const std::vector<uint32_t>& palette =
-      record.local_palette.empty() ? reader.global_palette() : record.local_palette;
-  if (palette.empty()) return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: frame 0 has no palette");
-  const ClippedRect clip = Clip(record, width, height);
-  LetheBuffer indices = LetheBuffer::Allocate(size_t{clip.width} * clip.height);
-  if (clip.width > 0 && clip.height > 0 && indices.empty()) {
-    return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "gif: out of memory for frame indices");
-  }
-  const uint32_t valid_rows = reader.ReadPixels(record, clip, indices.data());
-  if (valid_rows == 0) return MakeDecodeError(reader.error_code(), reader.error());
-
+  DecodeResult<FirstFrame> frame = ReadFirstFrame(reader, options.limits);
+  if (!frame) return frame.error();
   const internal::OutputSize output =
       internal::ChooseOutputSize(width, height, 1, options.target_width, options.target_height);
   DecodeResult<std::unique_ptr<internal::RowSink>> sink =
@@ -245,24 +290,12 @@ DecodeResult<Surface> DecodeGifToSurface(std::span<const uint8_t> bytes,
   if (!sink) return sink.error();
   LetheBuffer row = LetheBuffer::Allocate(size_t{width} * 4);
   if (row.empty()) return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "gif: out of memory for a row");
-  const uint32_t first_row = clip.y - std::min(clip.y, record.top);
   for (uint32_t y = 0; y < height; ++y) {
-    std::memset(row.data(), 0, size_t{width} * 4);
-    if (y >= clip.y && y < clip.y + clip.height) {
-      const uint32_t frame_row = first_row + (y - clip.y);
-      const uint32_t storage_row =
-          record.interlaced ? internal::InterlacedStorageRow(frame_row, record.height) : frame_row;
-      const uint8_t* source = indices.data() + size_t{y - clip.y} * clip.width;
-      for (uint32_t j = 0; storage_row < valid_rows && j < clip.width; ++j) {
-        const uint8_t index = source[j];
-        if (index == record.transparent_index || index >= palette.size()) continue;
-        std::memcpy(row.data() + (size_t{clip.x} + j) * 4, &palette[index], 4);
-      }
-    }
+    CanvasRow(*frame, y, width, row.data());
     (*sink)->PutRow(y, row.data());
   }
   // Complete when frame 0 decoded whole (later records are not this surface's concern).
-  return (*sink)->Finish(valid_rows == record.height);
+  return (*sink)->Finish(frame->valid_rows == frame->record.height);
 }
 
 }  // namespace lethe

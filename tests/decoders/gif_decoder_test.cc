@@ -164,6 +164,22 @@ TEST(GifDecoder, KeepsADecodeAheadWindowPastTheBudget) {
   ExpectFrame(*animation, spec, 17);  // a jump replays from frame 0
 }
 
+TEST(GifDecoder, KeepsHeldFramesWithinTheDecodedBytesLimitWhateverTheBudget) {
+  const GifSpec spec = LongAnimation(12);
+  DecodeOptions options;
+  options.animation.frame_budget_bytes = UINT64_MAX;
+  options.limits.max_decoded_bytes = 64 * 64 * 4 + 6 * 56 * 59;  // canvas + six frames
+  DecodeResult<AnimatedImage> animation = DecodeGif(test::EncodeGif(spec), options);
+  ASSERT_TRUE(animation) << animation.error().reason;
+  EXPECT_TRUE(animation->windowed());
+  EXPECT_EQ(animation->Memory().frames_held, 6u);
+  for (uint32_t n = 0; n < 12; ++n) ExpectFrame(*animation, spec, n);
+  options.limits.max_decoded_bytes = 64 * 64 * 4 + 2 * 56 * 59;  // not even three frames
+  animation = DecodeGif(test::EncodeGif(spec), options);
+  ASSERT_FALSE(animation);
+  EXPECT_EQ(animation.error().code, DecodeErrorCode::kTooLarge);
+}
+
 TEST(GifDecoder, NeverKeepsFewerThanThreeFrames) {
   const GifSpec spec = LongAnimation(10);
   DecodeOptions options;

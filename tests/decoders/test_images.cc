@@ -27,6 +27,7 @@ std::string Compare(const Pixels& expected, const Pixels& actual) {
     return "size " + std::to_string(actual.width) + "x" + std::to_string(actual.height) +
            ", expected " + std::to_string(expected.width) + "x" + std::to_string(expected.height);
   }
+  if (expected.bgra == actual.bgra) return "";
   for (uint32_t y = 0; y < expected.height; ++y) {
     for (uint32_t x = 0; x < expected.width; ++x) {
       const uint8_t* e = expected.At(x, y);
@@ -293,6 +294,12 @@ Bytes EncodeGif(const GifSpec& spec, std::vector<size_t>* descriptor_offsets) {
       EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, extension);
     }
     if (descriptor_offsets != nullptr) descriptor_offsets->push_back(out.size());
+    // giflib 5.2.1's EGifPutImageDesc overwrites the previous frame's copy of its local map
+    // without freeing it: free it here.
+    if (gif->Image.ColorMap != nullptr) {
+      GifFreeMapObject(gif->Image.ColorMap);
+      gif->Image.ColorMap = nullptr;
+    }
     ColorMapObject* local = MapOf(frame.local_palette);
     EGifPutImageDesc(gif, static_cast<int>(frame.left), static_cast<int>(frame.top),
                      static_cast<int>(frame.width), static_cast<int>(frame.height), frame.interlaced,
@@ -304,6 +311,10 @@ Bytes EncodeGif(const GifSpec& spec, std::vector<size_t>* descriptor_offsets) {
       std::memcpy(line.data(), &frame.indices[size_t{y} * frame.width], frame.width);
       EGifPutLine(gif, line.data(), static_cast<int>(frame.width));
     }
+  }
+  if (gif->Image.ColorMap != nullptr) {
+    GifFreeMapObject(gif->Image.ColorMap);
+    gif->Image.ColorMap = nullptr;
   }
   EGifCloseFile(gif, &error);
   return out;
