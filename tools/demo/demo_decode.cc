@@ -50,6 +50,8 @@ class BgraSurface : public CachedSurface {
   BgraSurface(uint32_t width, uint32_t height, LetheBlock pixels)
       : width_(width), height_(height), pixels_(std::move(pixels)) {}
   size_t MemoryBytes() const override { return pixels_.usable_bytes(); }
+  uint32_t width() const { return width_; }
+  uint32_t height() const { return height_; }
 
  private:
   uint32_t width_;
@@ -201,6 +203,8 @@ class PalettedAnimation : public DemoAnimation {
     return bytes;
   }
   uint32_t frame_count() const override { return static_cast<uint32_t>(frames_.size()); }
+  uint32_t width() const { return width_; }
+  uint32_t height() const { return height_; }
 
   void Compose(uint32_t index) override {
     index %= frame_count();
