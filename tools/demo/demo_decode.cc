@@ -50,6 +50,8 @@ class BgraSurface : public CachedSurface {
   BgraSurface(uint32_t width, uint32_t height, LetheBlock pixels)
       : width_(width), height_(height), pixels_(std::move(pixels)) {}
   size_t MemoryBytes() const override { return pixels_.usable_bytes(); }
+  uint32_t width() const { return width_; }
+  uint32_t height() const { return height_; }
 
  private:
   uint32_t width_;
@@ -102,6 +104,8 @@ struct JpegError {
   char message[JMSG_LENGTH_MAX];
 };
 
+void JpegSilent(j_common_ptr) {}  // warnings are counted (num_warnings), not printed
+
 [[noreturn]] void JpegErrorExit(j_common_ptr cinfo) {
   auto* error = reinterpret_cast<JpegError*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, error->message);
@@ -116,6 +120,7 @@ uint8_t* DecodeJpegPixels(std::span<const uint8_t> bytes, uint32_t* width, uint3
   uint8_t* volatile pixels = nullptr;
   cinfo.err = jpeg_std_error(&error.manager);
   error.manager.error_exit = JpegErrorExit;
+  error.manager.output_message = JpegSilent;
   if (setjmp(error.jump) != 0) {
     std::snprintf(message, JMSG_LENGTH_MAX, "%s", error.message);
     jpeg_destroy_decompress(&cinfo);
@@ -144,6 +149,13 @@ uint8_t* DecodeJpegPixels(std::span<const uint8_t> bytes, uint32_t* width, uint3
     jpeg_read_scanlines(&cinfo, &row, 1);
   }
   jpeg_finish_decompress(&cinfo);
+  if (error.manager.num_warnings > 0) {
+    // libjpeg pads truncated or corrupt data with grey and only warns: never pass that off as whole.
+    std::snprintf(message, JMSG_LENGTH_MAX, "truncated or corrupt data");
+    jpeg_destroy_decompress(&cinfo);
+    lethe_free(pixels);
+    return nullptr;
+  }
   *width = cinfo.output_width;
   *height = cinfo.output_height;
   jpeg_destroy_decompress(&cinfo);
@@ -166,6 +178,12 @@ DecodedImage DecodeJpeg(std::span<const uint8_t> bytes) {
 }
 
 // ---- GIF ---------------------------------------------------------------------------------------
+
+// giflib returns NULL for codes it has no text for (a failed DGifSlurp may leave Error at 0).
+std::string GifError(int code) {
+  const char* text = GifErrorString(code);
+  return text != nullptr ? text : "malformed data (giflib error " + std::to_string(code) + ")";
+}
 
 struct GifReader {
   std::span<const uint8_t> bytes;
@@ -201,6 +219,8 @@ class PalettedAnimation : public DemoAnimation {
     return bytes;
   }
   uint32_t frame_count() const override { return static_cast<uint32_t>(frames_.size()); }
+  uint32_t width() const { return width_; }
+  uint32_t height() const { return height_; }
 
   void Compose(uint32_t index) override {
     index %= frame_count();
@@ -273,7 +293,7 @@ DecodedImage DecodeGif(std::span<const uint8_t> bytes) {
   int error_code = 0;
   GifFileType* gif = DGifOpen(&reader, ReadGif, &error_code);
   if (gif == nullptr) {
-    result.error = std::string("GIF: ") + GifErrorString(error_code);
+    result.error = "GIF: " + GifError(error_code);
     return result;
   }
   if (static_cast<uint64_t>(gif->SWidth) * gif->SHeight > kMaxPixels) {
@@ -282,8 +302,13 @@ DecodedImage DecodeGif(std::span<const uint8_t> bytes) {
     return result;
   }
   if (DGifSlurp(gif) != GIF_OK || gif->ImageCount < 1 || gif->ImageCount > kMaxFrames) {
-    result.error = std::string("GIF: ") +
-                   (gif->ImageCount < 1 ? "no frames" : GifErrorString(gif->Error));
+    if (gif->ImageCount > kMaxFrames) {
+      result.error = "GIF: too many frames";
+    } else if (gif->ImageCount < 1 && gif->Error == 0) {
+      result.error = "GIF: no frames";
+    } else {
+      result.error = "GIF: " + GifError(gif->Error);
+    }
     DGifCloseFile(gif, &error_code);
     return result;
   }
