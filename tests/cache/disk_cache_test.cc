@@ -214,6 +214,21 @@ TEST_F(DiskCacheTest, ClearRemovesEverything) {
   EXPECT_FALSE(cache->Contains(Url(3)));
 }
 
+TEST_F(DiskCacheTest, UrlsAreKeysByTheirExactBytes) {
+  auto cache = OpenOrDie(Options());
+  const std::string with_nul("https://a.test/x\0y.png", 23);
+  const std::string not_utf8 = "https://a.test/\xff\xfe.png";
+  const std::string upper = "HTTPS://A.TEST/X.PNG";
+  PutOrDie(*cache, with_nul, Payload(1, 10));
+  PutOrDie(*cache, not_utf8, Payload(2, 10));
+  PutOrDie(*cache, "https://a.test/x.png", Payload(3, 10));
+  EXPECT_EQ(cache->Get(with_nul)->bytes, Payload(1, 10));
+  EXPECT_EQ(cache->Get(not_utf8)->bytes, Payload(2, 10));
+  EXPECT_FALSE(cache->Contains("https://a.test/x"));  // the part before the NUL is another key
+  EXPECT_FALSE(cache->Contains(upper));
+  EXPECT_EQ(cache->Stats().entry_count, 3u);
+}
+
 // ---- limits --------------------------------------------------------------------------------
 
 TEST_F(DiskCacheTest, RefusesAUrlOverTheLimitWithAReason) {
