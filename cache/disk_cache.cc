@@ -173,6 +173,8 @@ struct DiskCache::Impl {
     // NOMUTEX: this object serialises every use of the connection with its own mutex.
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
                 SQLITE_OPEN_EXRESCODE;
+    struct stat wal_info;
+    bool unclean = ::stat((path + "-wal").c_str(), &wal_info) == 0;
     int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs);
     if (rc != SQLITE_OK) {
       DiskCacheStatus status = StatusFromSqlite(db, rc, "opening " + path);
@@ -180,7 +182,7 @@ struct DiskCache::Impl {
       db = nullptr;
       return status;
     }
-    *outcome = internal::PrepareDatabase(db, options);
+    *outcome = internal::PrepareDatabase(db, options, unclean);
     if (!outcome->status.ok() || outcome->unusable != internal::UnusableReason::kNone) {
       sqlite3_close(db);
       db = nullptr;
@@ -191,6 +193,12 @@ struct DiskCache::Impl {
     if (rc == SQLITE_OK) rc = LoadTotals();
     if (rc != SQLITE_OK) {
       DiskCacheStatus status = StatusFromSqlite(db, rc, "preparing " + path);
+      if (status.error() == DiskCacheError::kCorrupt) {
+        // Damage that the open check did not run into (or was not asked to look for).
+        outcome->unusable = internal::UnusableReason::kCorrupt;
+        outcome->detail = sqlite3_errmsg(db);
+        status = DiskCacheStatus();
+      }
       Close();
       return status;
     }

@@ -141,7 +141,11 @@ struct DiskCacheEntry {
 };
 
 struct DiskCacheOptions {
-  enum class OpenCheck : std::uint8_t { kNone, kQuick, kFull };  // none, quick_check, integrity_check
+  // What Open checks. quick_check reads every page: about 0.1 s of CPU for a warm 170 MB cache,
+  // more from a cold disk. kQuickAfterCrash runs it only when the last session did not close
+  // cleanly (a -wal file is left; a clean close removes it); a file that is not a database at all is
+  // detected by every mode, since reading its header fails.
+  enum class OpenCheck : std::uint8_t { kNone, kQuickAfterCrash, kQuick, kFull };
 
   std::uint64_t capacity_bytes = std::uint64_t{256} << 20;  // cap on the sum of charged_bytes
   std::uint64_t max_entry_bytes = std::uint64_t{32} << 20;  // clamped to capacity_bytes
