@@ -76,13 +76,14 @@ std::uint64_t FileBytes(const std::string& path) {
 
 // The prepared statements of one connection. Column order of kFind is used by ReadInfo.
 struct Statements {
-  Statement begin, commit, rollback;
+  Statement begin, begin_read, commit, rollback;
   Statement find, find_id, oldest, insert_entry, insert_body, delete_entry, delete_body, touch;
   Statement clear_entries, clear_bodies;
 
   int PrepareAll(sqlite3* db) {
     const std::pair<Statement*, const char*> all[] = {
         {&begin, "BEGIN IMMEDIATE"},
+        {&begin_read, "BEGIN"},
         {&commit, "COMMIT"},
         {&rollback, "ROLLBACK"},
         {&find,
@@ -134,6 +135,11 @@ struct DiskCache::Impl {
   std::uint64_t stored_bytes = 0;
   std::int64_t next_seq = 1;
   std::vector<Touch> pending_touches;
+  // Reads share one read transaction, kept open from the first read until the next write (or
+  // close): each read transaction costs SQLite an fstat of the database, which would otherwise be
+  // the one system call of every Get. Safe because this connection holds the file exclusively, so
+  // no other writer can make the snapshot stale, and every write ends it first.
+  bool reading = false;
   DiskCacheStats counters;  // only the cumulative counters are kept here
 
   ~Impl() { Close(); }
@@ -150,6 +156,7 @@ struct DiskCache::Impl {
 
   void Close() {
     if (db == nullptr) return;
+    EndRead();
     if (!pending_touches.empty()) (void)WriteTouchesInTransaction();
     statements.reset();
     sqlite3_close(db);
@@ -159,6 +166,7 @@ struct DiskCache::Impl {
   // Records the failure kind in the counters and returns the status.
   DiskCacheStatus Fail(int rc, const std::string& what) {
     DiskCacheStatus status = StatusFromSqlite(db, rc, what);
+    EndRead();  // a failed read must not leave its (maybe rolled back) transaction behind
     if (status.error() == DiskCacheError::kDiskFull) ++counters.disk_full_count;
     if (status.error() == DiskCacheError::kIoError) ++counters.io_error_count;
     return status;
@@ -221,6 +229,25 @@ struct DiskCache::Impl {
 
   // ---- transactions --------------------------------------------------------------------------
 
+  int BeginRead() {
+    if (reading) return SQLITE_OK;
+    int rc = StepDone(statements->begin_read);
+    reading = rc == SQLITE_OK;
+    return rc;
+  }
+
+  // Ends the shared read transaction, if one is open (also after a failed read).
+  void EndRead() {
+    if (!reading) return;
+    reading = false;
+    if (sqlite3_get_autocommit(db) == 0) (void)StepDone(statements->commit);
+  }
+
+  int BeginWrite() {
+    EndRead();
+    return StepDone(statements->begin);
+  }
+
   void RollbackIfOpen() {
     // After SQLITE_FULL or an I/O error SQLite may already have rolled back.
     if (sqlite3_get_autocommit(db) == 0) (void)StepDone(statements->rollback);
@@ -247,7 +274,7 @@ struct DiskCache::Impl {
 
   DiskCacheStatus WriteTouchesInTransaction() {
     if (pending_touches.empty()) return DiskCacheStatus();
-    int rc = StepDone(statements->begin);
+    int rc = BeginWrite();
     if (rc == SQLITE_OK) rc = WriteTouches();
     if (rc == SQLITE_OK) rc = StepDone(statements->commit);
     if (rc != SQLITE_OK) {
@@ -438,7 +465,7 @@ struct DiskCache::Impl {
     std::uint64_t count = entry_count;
     std::uint64_t evicted_count = 0;
     std::uint64_t evicted_bytes = 0;
-    int rc = StepDone(statements->begin);
+    int rc = BeginWrite();
     if (rc == SQLITE_OK) {
       rc = PutLocked(url, bytes, metadata, charged, &stored, &count, &evicted_count,
                      &evicted_bytes);
@@ -513,7 +540,9 @@ struct DiskCache::Impl {
     std::lock_guard<std::mutex> lock(mu);
     DiskCacheEntry entry;
     std::int64_t id = 0;
-    int rc = Find(url, &id, &entry.info);
+    int rc = BeginRead();
+    if (rc != SQLITE_OK) return Fail(rc, "Get(" + ShortUrl(url) + ")");
+    rc = Find(url, &id, &entry.info);
     if (rc == SQLITE_DONE) {
       ++counters.miss_count;
       return DiskCacheStatus(DiskCacheError::kNotFound, "Get(" + ShortUrl(url) + "): not cached");
@@ -536,7 +565,9 @@ struct DiskCache::Impl {
     std::lock_guard<std::mutex> lock(mu);
     DiskCacheEntryInfo info;
     std::int64_t id = 0;
-    int rc = Find(url, &id, &info);
+    int rc = BeginRead();
+    if (rc != SQLITE_OK) return Fail(rc, "GetInfo(" + ShortUrl(url) + ")");
+    rc = Find(url, &id, &info);
     if (rc == SQLITE_DONE) {
       return DiskCacheStatus(DiskCacheError::kNotFound, "GetInfo(" + ShortUrl(url) + "): not cached");
     }
@@ -550,7 +581,7 @@ struct DiskCache::Impl {
     std::lock_guard<std::mutex> lock(mu);
     bool found = false;
     std::uint64_t charged = 0;
-    int rc = StepDone(statements->begin);
+    int rc = BeginWrite();
     if (rc == SQLITE_OK) rc = WriteTouches();
     if (rc == SQLITE_OK) rc = DeleteByUrl(url, &found, &charged);
     if (rc == SQLITE_OK) rc = StepDone(statements->commit);
@@ -570,7 +601,7 @@ struct DiskCache::Impl {
 
   DiskCacheStatus Clear() {
     std::lock_guard<std::mutex> lock(mu);
-    int rc = StepDone(statements->begin);
+    int rc = BeginWrite();
     if (rc == SQLITE_OK) rc = StepDone(statements->clear_entries);
     if (rc == SQLITE_OK) rc = StepDone(statements->clear_bodies);
     if (rc == SQLITE_OK) rc = StepDone(statements->commit);
@@ -646,6 +677,10 @@ DiskCacheStatus DiskCache::Remove(std::string_view url) { return impl_->Remove(u
 
 bool DiskCache::Contains(std::string_view url) {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->BeginRead() != SQLITE_OK) {
+    impl_->EndRead();
+    return false;
+  }
   StatementScope scope(impl_->statements->find_id);
   BindText(scope.get(), 1, url);
   return sqlite3_step(scope.get()) == SQLITE_ROW;
@@ -679,6 +714,7 @@ const std::string& DiskCache::open_notice() const { return impl_->open_notice; }
 DiskCacheResult<std::string> DiskCache::IntegrityCheck() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::string verdict;
+  impl_->EndRead();
   int rc = internal::QueryText(impl_->db, "PRAGMA integrity_check", &verdict);
   if (rc != SQLITE_OK) return impl_->Fail(rc, "integrity_check");
   return verdict;
