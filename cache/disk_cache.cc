@@ -1,12 +1,14 @@
 // disk_cache.cc — DiskCache: entries by URL in SQLite, LRU under a byte cap (see lethe/disk_cache.h).
 //
-// Invariants, while the mutex is not held:
-//   entry_count_  == SELECT count(*) FROM entries
-//   stored_bytes_ == SELECT sum(charged_bytes) FROM entries  <= capacity
-//   every entries.id has one bodies row of size_bytes bytes, and no body lacks its entry
-//   next_seq_ > every use_seq on disk and in pending_touches_
+// Invariants of Impl, while the mutex is not held (Validate() checks them when
+// LETHE_DEBUG_LEVEL >= 2, after every write):
+//   entry_count  == SELECT count(*) FROM entries == SELECT count(*) FROM bodies
+//   stored_bytes == SELECT sum(charged_bytes) FROM entries  <= options.capacity_bytes
+//   every entries.id has one bodies row of size_bytes bytes
+//   next_seq > every use_seq on disk and in pending_touches
+//   reading == a read transaction of ours is open (only between reads; never during a write)
 // Put, Remove and Clear change the tables in one transaction and update the counts only after it
-// committed, so a failure (disk full, I/O error) leaves both as they were.
+// committed, so a failure (disk full, I/O error, no memory) leaves both as they were.
 #include "lethe/disk_cache.h"
 
 #include <sqlite3.h>
@@ -225,6 +227,31 @@ struct DiskCache::Impl {
     stored_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(totals.get(), 1));
     next_seq = sqlite3_column_int64(totals.get(), 2) + 1;
     return SQLITE_OK;
+  }
+
+  // Checks the invariants at the top of this file against the database (O(entries): debug only).
+  void Validate() {
+    if constexpr (LETHE_DEBUG_LEVEL >= 2) {
+      std::int64_t entries = 0;
+      std::int64_t bodies = 0;
+      std::int64_t bytes = 0;
+      std::int64_t max_seq = 0;
+      // A query that fails (an injected fault, no memory) leaves nothing to compare: skip.
+      if (internal::QueryInt64(db, "SELECT count(*) FROM entries", &entries) != SQLITE_OK ||
+          internal::QueryInt64(db, "SELECT count(*) FROM bodies", &bodies) != SQLITE_OK ||
+          internal::QueryInt64(db, "SELECT coalesce(sum(charged_bytes), 0) FROM entries",
+                               &bytes) != SQLITE_OK ||
+          internal::QueryInt64(db, "SELECT coalesce(max(use_seq), 0) FROM entries", &max_seq) !=
+              SQLITE_OK) {
+        return;
+      }
+      LETHE_CHECK(static_cast<std::uint64_t>(entries) == entry_count, "entry count drifted");
+      LETHE_CHECK(entries == bodies, "an entry without its body, or a body without its entry");
+      LETHE_CHECK(static_cast<std::uint64_t>(bytes) == stored_bytes, "stored bytes drifted");
+      LETHE_CHECK(stored_bytes <= options.capacity_bytes, "over the cap");
+      LETHE_CHECK(max_seq < next_seq, "LRU sequence went backwards");
+      LETHE_CHECK(!reading && sqlite3_get_autocommit(db) != 0, "a transaction left open");
+    }
   }
 
   // ---- transactions --------------------------------------------------------------------------
@@ -474,7 +501,10 @@ struct DiskCache::Impl {
     if (rc != SQLITE_OK) {
       RollbackIfOpen();
       ++counters.put_failed_count;
-      return Fail(rc, "Put(" + ShortUrl(url) + ", " + std::to_string(bytes.size()) + " bytes)");
+      DiskCacheStatus status =
+          Fail(rc, "Put(" + ShortUrl(url) + ", " + std::to_string(bytes.size()) + " bytes)");
+      Validate();
+      return status;
     }
     stored_bytes = stored;
     entry_count = count;
@@ -483,6 +513,7 @@ struct DiskCache::Impl {
     ++counters.put_count;
     counters.eviction_count += evicted_count;
     counters.evicted_bytes += evicted_bytes;
+    Validate();
     return DiskCacheStatus();
   }
 
@@ -596,6 +627,7 @@ struct DiskCache::Impl {
     stored_bytes -= std::min(stored_bytes, charged);
     --entry_count;
     ++counters.remove_count;
+    Validate();
     return DiskCacheStatus();
   }
 
