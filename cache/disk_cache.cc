@@ -1,12 +1,14 @@
 // disk_cache.cc — DiskCache: entries by URL in SQLite, LRU under a byte cap (see lethe/disk_cache.h).
 //
-// Invariants, while the mutex is not held:
-//   entry_count_  == SELECT count(*) FROM entries
-//   stored_bytes_ == SELECT sum(charged_bytes) FROM entries  <= capacity
-//   every entries.id has one bodies row of size_bytes bytes, and no body lacks its entry
-//   next_seq_ > every use_seq on disk and in pending_touches_
+// Invariants of Impl, while the mutex is not held (Validate() checks them when
+// LETHE_DEBUG_LEVEL >= 2, after every write):
+//   entry_count  == SELECT count(*) FROM entries == SELECT count(*) FROM bodies
+//   stored_bytes == SELECT sum(charged_bytes) FROM entries  <= options.capacity_bytes
+//   every entries.id has one bodies row of size_bytes bytes
+//   next_seq > every use_seq on disk and in pending_touches
+//   reading == a read transaction of ours is open (only between reads; never during a write)
 // Put, Remove and Clear change the tables in one transaction and update the counts only after it
-// committed, so a failure (disk full, I/O error) leaves both as they were.
+// committed, so a failure (disk full, I/O error, no memory) leaves both as they were.
 #include "lethe/disk_cache.h"
 
 #include <sqlite3.h>
@@ -76,13 +78,14 @@ std::uint64_t FileBytes(const std::string& path) {
 
 // The prepared statements of one connection. Column order of kFind is used by ReadInfo.
 struct Statements {
-  Statement begin, commit, rollback;
+  Statement begin, begin_read, commit, rollback;
   Statement find, find_id, oldest, insert_entry, insert_body, delete_entry, delete_body, touch;
   Statement clear_entries, clear_bodies;
 
   int PrepareAll(sqlite3* db) {
     const std::pair<Statement*, const char*> all[] = {
         {&begin, "BEGIN IMMEDIATE"},
+        {&begin_read, "BEGIN"},
         {&commit, "COMMIT"},
         {&rollback, "ROLLBACK"},
         {&find,
@@ -134,6 +137,11 @@ struct DiskCache::Impl {
   std::uint64_t stored_bytes = 0;
   std::int64_t next_seq = 1;
   std::vector<Touch> pending_touches;
+  // Reads share one read transaction, kept open from the first read until the next write (or
+  // close): each read transaction costs SQLite an fstat of the database, which would otherwise be
+  // the one system call of every Get. Safe because this connection holds the file exclusively, so
+  // no other writer can make the snapshot stale, and every write ends it first.
+  bool reading = false;
   DiskCacheStats counters;  // only the cumulative counters are kept here
 
   ~Impl() { Close(); }
@@ -150,6 +158,7 @@ struct DiskCache::Impl {
 
   void Close() {
     if (db == nullptr) return;
+    EndRead();
     if (!pending_touches.empty()) (void)WriteTouchesInTransaction();
     statements.reset();
     sqlite3_close(db);
@@ -159,6 +168,7 @@ struct DiskCache::Impl {
   // Records the failure kind in the counters and returns the status.
   DiskCacheStatus Fail(int rc, const std::string& what) {
     DiskCacheStatus status = StatusFromSqlite(db, rc, what);
+    EndRead();  // a failed read must not leave its (maybe rolled back) transaction behind
     if (status.error() == DiskCacheError::kDiskFull) ++counters.disk_full_count;
     if (status.error() == DiskCacheError::kIoError) ++counters.io_error_count;
     return status;
@@ -173,6 +183,8 @@ struct DiskCache::Impl {
     // NOMUTEX: this object serialises every use of the connection with its own mutex.
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
                 SQLITE_OPEN_EXRESCODE;
+    struct stat wal_info;
+    bool unclean = ::stat((path + "-wal").c_str(), &wal_info) == 0;
     int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs);
     if (rc != SQLITE_OK) {
       DiskCacheStatus status = StatusFromSqlite(db, rc, "opening " + path);
@@ -180,7 +192,7 @@ struct DiskCache::Impl {
       db = nullptr;
       return status;
     }
-    *outcome = internal::PrepareDatabase(db, options);
+    *outcome = internal::PrepareDatabase(db, options, unclean);
     if (!outcome->status.ok() || outcome->unusable != internal::UnusableReason::kNone) {
       sqlite3_close(db);
       db = nullptr;
@@ -191,6 +203,12 @@ struct DiskCache::Impl {
     if (rc == SQLITE_OK) rc = LoadTotals();
     if (rc != SQLITE_OK) {
       DiskCacheStatus status = StatusFromSqlite(db, rc, "preparing " + path);
+      if (status.error() == DiskCacheError::kCorrupt) {
+        // Damage that the open check did not run into (or was not asked to look for).
+        outcome->unusable = internal::UnusableReason::kCorrupt;
+        outcome->detail = sqlite3_errmsg(db);
+        status = DiskCacheStatus();
+      }
       Close();
       return status;
     }
@@ -211,7 +229,51 @@ struct DiskCache::Impl {
     return SQLITE_OK;
   }
 
+  // Checks the invariants at the top of this file against the database (O(entries): debug only).
+  void Validate() {
+    if constexpr (LETHE_DEBUG_LEVEL >= 2) {
+      std::int64_t entries = 0;
+      std::int64_t bodies = 0;
+      std::int64_t bytes = 0;
+      std::int64_t max_seq = 0;
+      // A query that fails (an injected fault, no memory) leaves nothing to compare: skip.
+      if (internal::QueryInt64(db, "SELECT count(*) FROM entries", &entries) != SQLITE_OK ||
+          internal::QueryInt64(db, "SELECT count(*) FROM bodies", &bodies) != SQLITE_OK ||
+          internal::QueryInt64(db, "SELECT coalesce(sum(charged_bytes), 0) FROM entries",
+                               &bytes) != SQLITE_OK ||
+          internal::QueryInt64(db, "SELECT coalesce(max(use_seq), 0) FROM entries", &max_seq) !=
+              SQLITE_OK) {
+        return;
+      }
+      LETHE_CHECK(static_cast<std::uint64_t>(entries) == entry_count, "entry count drifted");
+      LETHE_CHECK(entries == bodies, "an entry without its body, or a body without its entry");
+      LETHE_CHECK(static_cast<std::uint64_t>(bytes) == stored_bytes, "stored bytes drifted");
+      LETHE_CHECK(stored_bytes <= options.capacity_bytes, "over the cap");
+      LETHE_CHECK(max_seq < next_seq, "LRU sequence went backwards");
+      LETHE_CHECK(!reading && sqlite3_get_autocommit(db) != 0, "a transaction left open");
+    }
+  }
+
   // ---- transactions --------------------------------------------------------------------------
+
+  int BeginRead() {
+    if (reading) return SQLITE_OK;
+    int rc = StepDone(statements->begin_read);
+    reading = rc == SQLITE_OK;
+    return rc;
+  }
+
+  // Ends the shared read transaction, if one is open (also after a failed read).
+  void EndRead() {
+    if (!reading) return;
+    reading = false;
+    if (sqlite3_get_autocommit(db) == 0) (void)StepDone(statements->commit);
+  }
+
+  int BeginWrite() {
+    EndRead();
+    return StepDone(statements->begin);
+  }
 
   void RollbackIfOpen() {
     // After SQLITE_FULL or an I/O error SQLite may already have rolled back.
@@ -239,7 +301,7 @@ struct DiskCache::Impl {
 
   DiskCacheStatus WriteTouchesInTransaction() {
     if (pending_touches.empty()) return DiskCacheStatus();
-    int rc = StepDone(statements->begin);
+    int rc = BeginWrite();
     if (rc == SQLITE_OK) rc = WriteTouches();
     if (rc == SQLITE_OK) rc = StepDone(statements->commit);
     if (rc != SQLITE_OK) {
@@ -430,7 +492,7 @@ struct DiskCache::Impl {
     std::uint64_t count = entry_count;
     std::uint64_t evicted_count = 0;
     std::uint64_t evicted_bytes = 0;
-    int rc = StepDone(statements->begin);
+    int rc = BeginWrite();
     if (rc == SQLITE_OK) {
       rc = PutLocked(url, bytes, metadata, charged, &stored, &count, &evicted_count,
                      &evicted_bytes);
@@ -439,7 +501,10 @@ struct DiskCache::Impl {
     if (rc != SQLITE_OK) {
       RollbackIfOpen();
       ++counters.put_failed_count;
-      return Fail(rc, "Put(" + ShortUrl(url) + ", " + std::to_string(bytes.size()) + " bytes)");
+      DiskCacheStatus status =
+          Fail(rc, "Put(" + ShortUrl(url) + ", " + std::to_string(bytes.size()) + " bytes)");
+      Validate();
+      return status;
     }
     stored_bytes = stored;
     entry_count = count;
@@ -448,6 +513,7 @@ struct DiskCache::Impl {
     ++counters.put_count;
     counters.eviction_count += evicted_count;
     counters.evicted_bytes += evicted_bytes;
+    Validate();
     return DiskCacheStatus();
   }
 
@@ -505,7 +571,9 @@ struct DiskCache::Impl {
     std::lock_guard<std::mutex> lock(mu);
     DiskCacheEntry entry;
     std::int64_t id = 0;
-    int rc = Find(url, &id, &entry.info);
+    int rc = BeginRead();
+    if (rc != SQLITE_OK) return Fail(rc, "Get(" + ShortUrl(url) + ")");
+    rc = Find(url, &id, &entry.info);
     if (rc == SQLITE_DONE) {
       ++counters.miss_count;
       return DiskCacheStatus(DiskCacheError::kNotFound, "Get(" + ShortUrl(url) + "): not cached");
@@ -528,7 +596,9 @@ struct DiskCache::Impl {
     std::lock_guard<std::mutex> lock(mu);
     DiskCacheEntryInfo info;
     std::int64_t id = 0;
-    int rc = Find(url, &id, &info);
+    int rc = BeginRead();
+    if (rc != SQLITE_OK) return Fail(rc, "GetInfo(" + ShortUrl(url) + ")");
+    rc = Find(url, &id, &info);
     if (rc == SQLITE_DONE) {
       return DiskCacheStatus(DiskCacheError::kNotFound, "GetInfo(" + ShortUrl(url) + "): not cached");
     }
@@ -542,7 +612,7 @@ struct DiskCache::Impl {
     std::lock_guard<std::mutex> lock(mu);
     bool found = false;
     std::uint64_t charged = 0;
-    int rc = StepDone(statements->begin);
+    int rc = BeginWrite();
     if (rc == SQLITE_OK) rc = WriteTouches();
     if (rc == SQLITE_OK) rc = DeleteByUrl(url, &found, &charged);
     if (rc == SQLITE_OK) rc = StepDone(statements->commit);
@@ -557,12 +627,13 @@ struct DiskCache::Impl {
     stored_bytes -= std::min(stored_bytes, charged);
     --entry_count;
     ++counters.remove_count;
+    Validate();
     return DiskCacheStatus();
   }
 
   DiskCacheStatus Clear() {
     std::lock_guard<std::mutex> lock(mu);
-    int rc = StepDone(statements->begin);
+    int rc = BeginWrite();
     if (rc == SQLITE_OK) rc = StepDone(statements->clear_entries);
     if (rc == SQLITE_OK) rc = StepDone(statements->clear_bodies);
     if (rc == SQLITE_OK) rc = StepDone(statements->commit);
@@ -638,6 +709,10 @@ DiskCacheStatus DiskCache::Remove(std::string_view url) { return impl_->Remove(u
 
 bool DiskCache::Contains(std::string_view url) {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->BeginRead() != SQLITE_OK) {
+    impl_->EndRead();
+    return false;
+  }
   StatementScope scope(impl_->statements->find_id);
   BindText(scope.get(), 1, url);
   return sqlite3_step(scope.get()) == SQLITE_ROW;
@@ -671,6 +746,7 @@ const std::string& DiskCache::open_notice() const { return impl_->open_notice; }
 DiskCacheResult<std::string> DiskCache::IntegrityCheck() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::string verdict;
+  impl_->EndRead();
   int rc = internal::QueryText(impl_->db, "PRAGMA integrity_check", &verdict);
   if (rc != SQLITE_OK) return impl_->Fail(rc, "integrity_check");
   return verdict;

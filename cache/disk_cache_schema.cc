@@ -180,7 +180,7 @@ const char* UnusableReasonName(UnusableReason reason) {
   return "unknown";
 }
 
-PrepareOutcome PrepareDatabase(sqlite3* db, const DiskCacheOptions& options) {
+PrepareOutcome PrepareDatabase(sqlite3* db, const DiskCacheOptions& options, bool unclean) {
   std::string journal_mode;
   int rc = SetPragmas(db, options, &journal_mode);
   if (rc != SQLITE_OK) return CorruptOrFailed(db, rc, "configuring the connection");
@@ -191,7 +191,9 @@ PrepareOutcome PrepareDatabase(sqlite3* db, const DiskCacheOptions& options) {
                                          journal_mode + "')");
     return outcome;
   }
-  if (options.open_check != DiskCacheOptions::OpenCheck::kNone) {
+  using OpenCheck = DiskCacheOptions::OpenCheck;
+  if (options.open_check == OpenCheck::kQuick || options.open_check == OpenCheck::kFull ||
+      (options.open_check == OpenCheck::kQuickAfterCrash && unclean)) {
     std::string verdict;
     const char* check = options.open_check == DiskCacheOptions::OpenCheck::kFull
                             ? "PRAGMA integrity_check(20)"

@@ -36,7 +36,8 @@ struct PrepareOutcome {
 
 // Sets the pragmas (exclusive locking, WAL, synchronous, cache and mmap sizes), runs the open check,
 // then creates or migrates the schema.
-PrepareOutcome PrepareDatabase(sqlite3* db, const DiskCacheOptions& options);
+// `unclean` says that a -wal file was left by the previous session (see OpenCheck).
+PrepareOutcome PrepareDatabase(sqlite3* db, const DiskCacheOptions& options, bool unclean);
 
 // Renames `path` (and its -wal) to "<path>.<reason>-<UTC yyyymmddThhmmssZ>[-n]" and removes its -shm.
 // Returns the new name, or an error status when the rename failed.

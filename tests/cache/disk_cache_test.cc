@@ -214,6 +214,21 @@ TEST_F(DiskCacheTest, ClearRemovesEverything) {
   EXPECT_FALSE(cache->Contains(Url(3)));
 }
 
+TEST_F(DiskCacheTest, UrlsAreKeysByTheirExactBytes) {
+  auto cache = OpenOrDie(Options());
+  const std::string with_nul("https://a.test/x\0y.png", 23);
+  const std::string not_utf8 = "https://a.test/\xff\xfe.png";
+  const std::string upper = "HTTPS://A.TEST/X.PNG";
+  PutOrDie(*cache, with_nul, Payload(1, 10));
+  PutOrDie(*cache, not_utf8, Payload(2, 10));
+  PutOrDie(*cache, "https://a.test/x.png", Payload(3, 10));
+  EXPECT_EQ(cache->Get(with_nul)->bytes, Payload(1, 10));
+  EXPECT_EQ(cache->Get(not_utf8)->bytes, Payload(2, 10));
+  EXPECT_FALSE(cache->Contains("https://a.test/x"));  // the part before the NUL is another key
+  EXPECT_FALSE(cache->Contains(upper));
+  EXPECT_EQ(cache->Stats().entry_count, 3u);
+}
+
 // ---- limits --------------------------------------------------------------------------------
 
 TEST_F(DiskCacheTest, RefusesAUrlOverTheLimitWithAReason) {
@@ -398,6 +413,15 @@ TEST_F(DiskCacheTest, MovesANonSqliteFileAsideAndCreatesANewCache) {
   EXPECT_TRUE(cache->Get(Url(1)).ok());
 }
 
+// Damages b-tree pages of a cleanly closed cache (page 1, header and schema, stays intact).
+void DamagePages(const std::string& path) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(4096 * 3);
+  std::string noise(4096 * 4, '\0');
+  for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>(i * 31 + 7);
+  file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+}
+
 TEST_F(DiskCacheTest, QuickCheckFindsDamagedPagesAndTheFileIsMovedAside) {
   DiskCacheOptions options = Options();
   options.page_size_bytes = 4096;
@@ -405,18 +429,55 @@ TEST_F(DiskCacheTest, QuickCheckFindsDamagedPagesAndTheFileIsMovedAside) {
     auto cache = OpenOrDie(options);
     for (int i = 0; i < 40; ++i) PutOrDie(*cache, Url(i), Payload(i, 3000));
   }
+  DamagePages(path_);
+  auto cache = OpenOrDie(options);
+  ASSERT_NE(cache, nullptr);
+  EXPECT_NE(cache->open_notice().find("was corrupt"), std::string::npos) << cache->open_notice();
+  EXPECT_EQ(AsideFiles(dir_, ".corrupt-").size(), 1u);
+  EXPECT_EQ(cache->Stats().entry_count, 0u);
+}
+
+TEST_F(DiskCacheTest, QuickCheckAfterCrashChecksOnlyWhenAWalWasLeftBehind) {
+  DiskCacheOptions options = Options();
+  options.page_size_bytes = 4096;
+  options.open_check = DiskCacheOptions::OpenCheck::kQuickAfterCrash;
   {
-    // Keep page 1 (header and schema); overwrite b-tree pages in the middle of the file.
+    auto cache = OpenOrDie(options);
+    for (int i = 0; i < 40; ++i) PutOrDie(*cache, Url(i), Payload(i, 3000));
+  }
+  ASSERT_FALSE(std::filesystem::exists(path_ + "-wal")) << "a clean close removes the WAL";
+  DamagePages(path_);
+  {
+    auto cache = OpenOrDie(options);  // clean last close: no full scan, the damage is not seen yet
+    ASSERT_NE(cache, nullptr);
+    EXPECT_EQ(cache->open_notice(), "");
+  }
+  DamagePages(path_);
+  { std::ofstream(path_ + "-wal", std::ios::binary); }  // what a crash leaves (an empty WAL)
+  auto cache = OpenOrDie(options);
+  ASSERT_NE(cache, nullptr);
+  EXPECT_NE(cache->open_notice().find("was corrupt"), std::string::npos) << cache->open_notice();
+  EXPECT_EQ(AsideFiles(dir_, ".corrupt-").size(), 1u);
+}
+
+TEST_F(DiskCacheTest, DamageFoundWhileLoadingTheTotalsAlsoMovesTheFileAside) {
+  DiskCacheOptions options = Options();
+  options.page_size_bytes = 4096;
+  options.open_check = DiskCacheOptions::OpenCheck::kNone;
+  {
+    auto cache = OpenOrDie(options);
+    for (int i = 0; i < 40; ++i) PutOrDie(*cache, Url(i), Payload(i, 300));
+  }
+  {
+    // Page 2 is the root of `entries`, the first table created.
     std::fstream file(path_, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekp(4096 * 3);
-    std::string noise(4096 * 4, '\0');
-    for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>(i * 31 + 7);
+    file.seekp(4096);
+    std::string noise(4096, '\x5a');
     file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
   }
   auto cache = OpenOrDie(options);
   ASSERT_NE(cache, nullptr);
   EXPECT_NE(cache->open_notice().find("was corrupt"), std::string::npos) << cache->open_notice();
-  EXPECT_EQ(AsideFiles(dir_, ".corrupt-").size(), 1u);
   EXPECT_EQ(cache->Stats().entry_count, 0u);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <string>
 
 #include "disk_cache_test_util.h"
@@ -88,6 +89,58 @@ TEST(SqliteAllocatorOptIn, SqliteBlocksAreTheAllocatorsBlocksWithNoSizeHeader) {
   EXPECT_EQ(SqliteMemoryInUse().in_use_bytes - before, lethe_usable_size(grown));
   sqlite3_free(grown);
   EXPECT_EQ(SqliteMemoryInUse().in_use_bytes, before);
+}
+
+// SQLite's out-of-memory paths, reached through Lethe's fail-after hook (SQLite's own pattern: the
+// same operation with the n-th allocation failing, for every n until it succeeds).
+TEST(SqliteAllocatorOptIn, PutAndGetFailCleanlyWhenAnySqliteAllocationFails) {
+  ASSERT_EQ(g_outcome, SqliteAllocatorOutcome::kInstalled);
+  testing::TempDir dir;
+  DiskCacheOptions options;
+  options.log = [](std::string_view) {};
+  auto opened = DiskCache::Open(dir.File("cache.db"), options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  DiskCache& cache = *opened.value();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(cache.Put("https://oom.test/" + std::to_string(i), testing::Payload(i, 2000 + i * 40'000),
+                          {})
+                    .ok());
+  }
+  int failed_puts = 0;
+  bool put_succeeded = false;
+  for (long n = 1; n < 2000 && !put_succeeded; ++n) {
+    lethe_fail_after(n);
+    DiskCacheStatus status = cache.Put("https://oom.test/new", testing::Payload(99, 150'000), {});
+    lethe_fail_after(0);
+    if (status.ok()) {
+      put_succeeded = true;
+    } else {
+      ++failed_puts;
+      EXPECT_EQ(status.error(), DiskCacheError::kNoMemory) << "n=" << n << ": " << status.ToString();
+      EXPECT_FALSE(cache.Contains("https://oom.test/new")) << "n=" << n;
+    }
+    for (int i = 0; i < 5; ++i) {
+      auto got = cache.Get("https://oom.test/" + std::to_string(i));
+      ASSERT_TRUE(got.ok()) << "n=" << n << ": " << got.status().ToString();
+      ASSERT_EQ(got->bytes, testing::Payload(i, 2000 + i * 40'000));
+    }
+  }
+  EXPECT_TRUE(put_succeeded);
+  EXPECT_GT(failed_puts, 0);
+  for (long n = 1; n < 200; ++n) {
+    lethe_fail_after(n);
+    auto got = cache.Get("https://oom.test/3");
+    lethe_fail_after(0);
+    if (got.ok()) {
+      EXPECT_EQ(got->bytes, testing::Payload(3, 2000 + 3 * 40'000));
+      break;
+    }
+    EXPECT_EQ(got.error(), DiskCacheError::kNoMemory) << got.status().ToString();
+  }
+  auto verdict = cache.IntegrityCheck();
+  ASSERT_TRUE(verdict.ok());
+  EXPECT_EQ(verdict.value(), "ok");
+  std::printf("out-of-memory test: Put failed cleanly at %d allocation points\n", failed_puts);
 }
 
 }  // namespace

@@ -12,8 +12,9 @@
 //   - metadata rows (`entries`) apart from the bodies (`bodies`), so that touching an entry for LRU
 //     never rewrites its body; bodies at or above DiskCacheOptions::large_entry_bytes are written with
 //     incremental blob I/O (no body-sized copy inside SQLite), every body is read that way;
-//   - reads go through a memory map (PRAGMA mmap_size), which is what keeps a load to about one system
-//     call (tools/bench/syscall measures it against one-file-per-entry);
+//   - reads go through a memory map (PRAGMA mmap_size) and share one read transaction until the next
+//     write, so that a load makes almost no system call (tools/bench/syscall: 0.03 per load against
+//     4 for one file per entry);
 //   - LRU order is a sequence number per entry; a Get records its touch in memory and the touches are
 //     written in batches (at the next Put/Remove, every max_pending_touches Gets, on Flush() and on
 //     close), so that a read costs no write. A crash loses only those recency updates, never data;
@@ -141,7 +142,11 @@ struct DiskCacheEntry {
 };
 
 struct DiskCacheOptions {
-  enum class OpenCheck : std::uint8_t { kNone, kQuick, kFull };  // none, quick_check, integrity_check
+  // What Open checks. quick_check reads every page: about 0.1 s of CPU for a warm 170 MB cache,
+  // more from a cold disk. kQuickAfterCrash runs it only when the last session did not close
+  // cleanly (a -wal file is left; a clean close removes it); a file that is not a database at all is
+  // detected by every mode, since reading its header fails.
+  enum class OpenCheck : std::uint8_t { kNone, kQuickAfterCrash, kQuick, kFull };
 
   std::uint64_t capacity_bytes = std::uint64_t{256} << 20;  // cap on the sum of charged_bytes
   std::uint64_t max_entry_bytes = std::uint64_t{32} << 20;  // clamped to capacity_bytes

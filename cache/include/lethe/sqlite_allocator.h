@@ -14,6 +14,10 @@
 // allocator, the sum of lethe_usable_size() of SQLite's live blocks, i.e. exactly what the allocator
 // holds for SQLite; otherwise sqlite3_memory_used() as SQLite's own allocator counts it. `allocator`
 // says which. Any thread may call it.
+//
+// For the MemoryReporter: one heap report (kind 1, units bytes) at `explicit/storage/sqlite` whose
+// amount is SqliteMemoryInUse().in_use_bytes, with a description naming the allocator
+// (SqliteAllocatorKindName). It is heap either way, so heap-unclassified stays honest.
 #ifndef LETHE_SQLITE_ALLOCATOR_H_
 #define LETHE_SQLITE_ALLOCATOR_H_
 
