@@ -212,8 +212,10 @@ size_t EventLoop::PollAndDispatch(int64_t timeout_ns, bool* woken_by_post) {
   if (ready <= 0) return 0;  // timeout, or EINTR: the caller's turn simply goes around again
   *woken_by_post = (poll_fds_[0].revents & POLLIN) != 0;
 
-  // Copy out first: callbacks may watch and unwatch, which must not disturb this dispatch.
-  std::vector<std::pair<WatchId, short>> events;
+  // Copy out first: callbacks may watch and unwatch, which must not disturb this dispatch. (The
+  // scratch vector is a member: no nested Run* can re-enter here.)
+  std::vector<std::pair<WatchId, short>>& events = ready_scratch_;
+  events.clear();
   for (size_t i = 1; i < poll_fds_.size(); ++i) {
     if (poll_fds_[i].revents != 0) events.emplace_back(poll_watch_ids_[i - 1], poll_fds_[i].revents);
   }

@@ -177,6 +177,7 @@ class EventLoop {
   WatchId next_watch_id_ = 1;
   std::vector<pollfd> poll_fds_;          // scratch, rebuilt each wait
   std::vector<WatchId> poll_watch_ids_;   // poll_fds_[i + 1] belongs to poll_watch_ids_[i]
+  std::vector<std::pair<WatchId, short>> ready_scratch_;
 
   // Cross-thread state. Invariant (under mutex_): wake_pending_ == (the eventfd's counter > 0).
   std::mutex mutex_;
