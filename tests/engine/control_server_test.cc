@@ -297,6 +297,24 @@ TEST_F(ControlServerTest, ServesClientThreadsTalkingConcurrently) {
   EXPECT_EQ(engine_.reports.size(), static_cast<size_t>(kThreads * kRequests));
 }
 
+TEST_F(ControlServerTest, TurnsAwayClientsBeyondSixtyFour) {
+  auto server = MakeStarted();
+  std::vector<int> clients;
+  for (int i = 0; i < 64; ++i) {
+    clients.push_back(Connect());
+    loop_.RunUntilIdle();  // accept each before the backlog fills
+  }
+  int extra = Connect();
+  std::vector<std::string> lines = ReadLines(extra, 1);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "{\"ok\":false,\"error\":\"too many clients\"}");
+  EXPECT_TRUE(PeerClosed(extra));
+  EXPECT_EQ(server->client_count(), 64u);
+  EXPECT_NE(Ask(clients[63], "stats").find("\"ok\":true"), std::string::npos);
+  close(extra);
+  for (int fd : clients) close(fd);
+}
+
 TEST_F(ControlServerTest, AClientVanishingMidCommandLeavesTheOthersServed) {
   auto server = MakeStarted();
   int leaver = Connect();
