@@ -256,6 +256,7 @@ void ControlServer::ReadFrom(Client& client) {
     ProcessLines(client, true);
     client.closing = true;
   }
+  if (!client.closing) ++stats_.input_paused_count;  // stopped for the answers to drain
 }
 
 void ControlServer::ProcessLines(Client& client, bool at_end) {

@@ -36,7 +36,8 @@ EventLoop::EventLoop(Clock& clock, Options options)
     : clock_(clock),
       manual_clock_(dynamic_cast<ManualClock*>(&clock)),
       decay_tick_(options.decay_tick),
-      owner_(std::this_thread::get_id()) {
+      owner_(std::this_thread::get_id()),
+      last_decay_tick_ns_(static_cast<uint64_t>(clock.Now().time_since_epoch().count())) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Without its eventfd the loop could not be woken from another thread: nothing sensible is left
   // to run, and running out of fds this early is a broken process.
@@ -212,8 +213,10 @@ size_t EventLoop::PollAndDispatch(int64_t timeout_ns, bool* woken_by_post) {
   if (ready <= 0) return 0;  // timeout, or EINTR: the caller's turn simply goes around again
   *woken_by_post = (poll_fds_[0].revents & POLLIN) != 0;
 
-  // Copy out first: callbacks may watch and unwatch, which must not disturb this dispatch.
-  std::vector<std::pair<WatchId, short>> events;
+  // Copy out first: callbacks may watch and unwatch, which must not disturb this dispatch. (The
+  // scratch vector is a member: no nested Run* can re-enter here.)
+  std::vector<std::pair<WatchId, short>>& events = ready_scratch_;
+  events.clear();
   for (size_t i = 1; i < poll_fds_.size(); ++i) {
     if (poll_fds_[i].revents != 0) events.emplace_back(poll_watch_ids_[i - 1], poll_fds_[i].revents);
   }
@@ -234,10 +237,18 @@ size_t EventLoop::PollAndDispatch(int64_t timeout_ns, bool* woken_by_post) {
 
 void EventLoop::AdvanceSimulatedClock(TimePoint to) {
   manual_clock_->Set(to);
-  if (decay_tick_ != nullptr) {
-    decay_tick_(static_cast<uint64_t>(clock_.Now().time_since_epoch().count()));
-    ++stats_.decay_tick_count;
-  }
+  TickAllocatorIfTimeMoved();
+}
+
+void EventLoop::TickAllocatorIfTimeMoved() {
+  // Also catches a clock moved by hand (ManualClock::Advance between runs), so the allocator's
+  // decay always sees the time the caches see.
+  if (!simulated() || decay_tick_ == nullptr) return;
+  const auto now_ns = static_cast<uint64_t>(clock_.Now().time_since_epoch().count());
+  if (now_ns == last_decay_tick_ns_) return;
+  last_decay_tick_ns_ = now_ns;
+  decay_tick_(now_ns);
+  ++stats_.decay_tick_count;
 }
 
 void EventLoop::Wait(TimePoint until, TimePoint deadline) {
@@ -270,6 +281,7 @@ bool EventLoop::RunOnce(TimePoint deadline, const std::function<bool()>* done) {
   };
   // Timers due exactly at the deadline still fire: the deadline is checked after them.
   auto should_stop = [&] { return quit_or_done() || clock_.Now() >= deadline; };
+  TickAllocatorIfTimeMoved();
   bool worked = RunPostedTasks();
   if (quit_or_done()) return true;
   worked |= FireDueTimers();
@@ -314,6 +326,7 @@ void EventLoop::RunUntilIdle() {
   running_ = true;
   bool worked = true;
   while (worked && !quit_.load(std::memory_order_acquire)) {
+    TickAllocatorIfTimeMoved();
     worked = RunPostedTasks();
     worked |= FireDueTimers();
     bool woken_by_post = false;

@@ -83,7 +83,10 @@ bool MemoryEventsPressureSource::Start() {
     inotify_fd_ = -1;
     return false;
   }
-  watch_ = loop().WatchFd(inotify_fd_, POLLIN, [this](short) { OnInotify(); });
+  watch_ = loop().WatchFd(inotify_fd_, POLLIN, [this](short revents) {
+    if ((revents & (POLLERR | POLLNVAL)) != 0) return Stop("no longer watchable");
+    OnInotify();
+  });
   set_active(true);
   return true;
 }

@@ -1,5 +1,6 @@
 #include "lethe/control_server.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -295,6 +296,62 @@ TEST_F(ControlServerTest, ServesClientThreadsTalkingConcurrently) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(good_answers.load(), kThreads * kRequests);
   EXPECT_EQ(engine_.reports.size(), static_cast<size_t>(kThreads * kRequests));
+}
+
+TEST_F(ControlServerTest, TurnsAwayClientsBeyondSixtyFour) {
+  auto server = MakeStarted();
+  std::vector<int> clients;
+  for (int i = 0; i < 64; ++i) {
+    clients.push_back(Connect());
+    loop_.RunUntilIdle();  // accept each before the backlog fills
+  }
+  int extra = Connect();
+  std::vector<std::string> lines = ReadLines(extra, 1);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "{\"ok\":false,\"error\":\"too many clients\"}");
+  EXPECT_TRUE(PeerClosed(extra));
+  EXPECT_EQ(server->client_count(), 64u);
+  EXPECT_NE(Ask(clients[63], "stats").find("\"ok\":true"), std::string::npos);
+  close(extra);
+  for (int fd : clients) close(fd);
+}
+
+TEST_F(ControlServerTest, AClientThatDoesNotReadIsThrottledWithoutLosingAnswers) {
+  auto server = MakeStarted();
+  int client = Connect();
+  ASSERT_EQ(fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK), 0);
+  constexpr size_t kCommands = 20000;  // ~1.3 MB of answers, far beyond the socket buffers
+  std::string requests;
+  for (size_t i = 0; i < kCommands; ++i) requests += "stats\n";
+  size_t sent = 0;
+  size_t answers = 0;
+  std::string partial;
+  for (int round = 0; answers < kCommands && round < 100000; ++round) {
+    if (sent < requests.size()) {
+      ssize_t n = send(client, requests.data() + sent, requests.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) sent += static_cast<size_t>(n);
+    }
+    loop_.RunUntilIdle();  // returns once the server waits on the client
+    if (round % 4 == 0) continue;  // read only now and then: the server must hold back
+    char buffer[65536];
+    ssize_t got;
+    while ((got = recv(client, buffer, sizeof(buffer), MSG_DONTWAIT)) > 0) {
+      for (ssize_t i = 0; i < got; ++i) {
+        if (buffer[i] != '\n') {
+          partial += buffer[i];
+          continue;
+        }
+        EXPECT_EQ(partial, "{\"ok\":true,\"command\":\"stats\",\"elapsed_us\":0,\"images\":12,"
+                           "\"allocator\":\"system\"}");
+        partial.clear();
+        ++answers;
+      }
+    }
+  }
+  EXPECT_EQ(answers, kCommands);
+  EXPECT_EQ(server->stats().command_count, kCommands);
+  EXPECT_GT(server->stats().input_paused_count, 0u);
+  close(client);
 }
 
 TEST_F(ControlServerTest, AClientVanishingMidCommandLeavesTheOthersServed) {

@@ -140,6 +140,30 @@ TEST(EventLoop, DrivesTheAllocatorDecayWithTheSimulatedClock) {
   g_decay_ticks = nullptr;
 }
 
+TEST(EventLoop, TellsTheAllocatorAboutAClockMovedByHandOnce) {
+  std::vector<uint64_t> ticks;
+  g_decay_ticks = &ticks;
+  ManualClock clock;
+  EventLoop::Options options;
+  options.decay_tick = &RecordDecayTick;
+  EventLoop loop(clock, options);
+  loop.RunUntilIdle();
+  EXPECT_TRUE(ticks.empty());  // time has not moved
+  clock.Advance(seconds(3));
+  loop.RunUntilIdle();
+  loop.RunUntilIdle();
+  ASSERT_EQ(ticks.size(), 1u);
+  EXPECT_EQ(ticks[0], static_cast<uint64_t>(clock.Now().time_since_epoch().count()));
+  g_decay_ticks = nullptr;
+}
+
+TEST(EventLoop, RealTimeLoopLeavesDecayToTheAllocatorsOwnThread) {
+  EventLoop loop(Clock::Steady());
+  loop.PostTask([] {});
+  loop.RunUntilIdle();
+  EXPECT_EQ(loop.stats().decay_tick_count, 0u);
+}
+
 TEST(EventLoop, DefaultOptionsCallTheAllocatorsDecayTick) {
   ManualClock clock;
   EventLoop loop(clock);

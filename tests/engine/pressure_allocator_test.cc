@@ -9,9 +9,11 @@
 #include "lethe/alloc.h"
 
 // A request of 2^47 bytes cannot be served on x86-64 (it is the whole user address space); under
-// ASan the allocator must then return NULL, as the real one does, rather than abort.
+// ASan or TSan the allocator must then return NULL, as the real one does, rather than abort.
 extern "C" const char* __asan_default_options();
 extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
+extern "C" const char* __tsan_default_options();
+extern "C" const char* __tsan_default_options() { return "allocator_may_return_null=1"; }
 
 namespace lethe {
 namespace {

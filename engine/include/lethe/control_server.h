@@ -79,6 +79,8 @@ class ControlServer {
     uint64_t clients_accepted_count = 0;
     uint64_t command_count = 0;
     uint64_t error_count = 0;
+    // Times a client's input was left unread because its unread answers passed 64 KiB.
+    uint64_t input_paused_count = 0;
   };
 
   ControlServer(EventLoop& loop, std::string socket_path, ControlHandlers handlers,

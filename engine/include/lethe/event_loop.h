@@ -156,6 +156,7 @@ class EventLoop {
   size_t PollAndDispatch(int64_t timeout_ns, bool* woken_by_post);
   void Wait(Clock::TimePoint until, Clock::TimePoint deadline);
   void AdvanceSimulatedClock(Clock::TimePoint to);
+  void TickAllocatorIfTimeMoved();
   bool HasPostedTasks();
   void Wake();
 
@@ -163,6 +164,7 @@ class EventLoop {
   ManualClock* manual_clock_;  // non-null on simulated time
   DecayTickFunction decay_tick_;
   std::thread::id owner_;
+  uint64_t last_decay_tick_ns_;  // the clock's time at the last decay tick (or construction)
   int wake_fd_ = -1;
   bool running_ = false;
 
@@ -177,6 +179,7 @@ class EventLoop {
   WatchId next_watch_id_ = 1;
   std::vector<pollfd> poll_fds_;          // scratch, rebuilt each wait
   std::vector<WatchId> poll_watch_ids_;   // poll_fds_[i + 1] belongs to poll_watch_ids_[i]
+  std::vector<std::pair<WatchId, short>> ready_scratch_;
 
   // Cross-thread state. Invariant (under mutex_): wake_pending_ == (the eventfd's counter > 0).
   std::mutex mutex_;
