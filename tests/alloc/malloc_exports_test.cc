@@ -21,6 +21,8 @@ volatile size_t g_huge_count = SIZE_MAX / 2;
 
 TEST(MallocExports, TheProcessMallocIsLethe) {
   void* block = std::malloc(100);
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 0, 100);  // GCC warns about passing uninitialised memory as const void*
   // lethe_usable_size would abort on a pointer it does not own.
   EXPECT_EQ(lethe_usable_size(block), 112u);
   EXPECT_EQ(malloc_usable_size(block), 112u);
