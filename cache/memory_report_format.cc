@@ -1,13 +1,13 @@
-// Memory reports as the JSON about:memory loads (plain or gzip'd) and as a text tree.
+// Memory reports as the JSON about:memory loads, plain or gzip'd, written whole or not at all.
+// (The text tree is lethe-memreport's: tools/memreport reads these files.)
 #include <zlib.h>
 
-#include <algorithm>
-#include <cinttypes>
+#include <cstdint>
 #include <cstdio>
-#include <map>
-#include <memory>
 #include <string>
+#include <string_view>
 
+#include "lethe/atomic_file.h"
 #include "lethe/memory_reporter.h"
 
 namespace lethe {
@@ -39,81 +39,25 @@ bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-std::string WriteGzip(const std::string& data, const std::string& path) {
-  gzFile out = gzopen(path.c_str(), "wb9");
-  if (out == nullptr) return "cannot open " + path + " for writing";
-  size_t written = 0;
-  while (written < data.size()) {
-    unsigned chunk = static_cast<unsigned>(std::min<size_t>(data.size() - written, 1u << 20));
-    int n = gzwrite(out, data.data() + written, chunk);
-    if (n <= 0) {
-      gzclose(out);
-      return "gzip write to " + path + " failed";
-    }
-    written += static_cast<size_t>(n);
+// `data` as one gzip member (RFC 1952), compressed in memory so that the file is written whole.
+// Returns false only if zlib fails (no memory).
+bool Gzip(std::string_view data, std::string* out) {
+  if (data.size() > UINT32_MAX / 2) return false;  // zlib counts in uInt; reports are far smaller
+  z_stream stream{};
+  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
+  if (deflateInit2(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    return false;
   }
-  if (gzclose(out) != Z_OK) return "gzip close of " + path + " failed";
-  return "";
-}
-
-std::string WritePlain(const std::string& data, const std::string& path) {
-  std::FILE* out = std::fopen(path.c_str(), "wb");
-  if (out == nullptr) return "cannot open " + path + " for writing";
-  bool ok = std::fwrite(data.data(), 1, data.size(), out) == data.size();
-  ok = (std::fclose(out) == 0) && ok;
-  return ok ? "" : "write to " + path + " failed";
-}
-
-// One node of a text tree: its own amount (a leaf's report) plus its children's.
-struct TextNode {
-  int64_t amount = 0;
-  std::map<std::string, TextNode> children;
-};
-
-std::string FormatAmount(int64_t amount, ReportUnits units) {
-  char text[64];
-  if (units == ReportUnits::kBytes) {
-    std::snprintf(text, sizeof(text), "%.2f MB", static_cast<double>(amount) / (1024.0 * 1024.0));
-  } else if (units == ReportUnits::kPercentage) {
-    std::snprintf(text, sizeof(text), "%.2f%%", static_cast<double>(amount) / 100.0);
-  } else {
-    std::snprintf(text, sizeof(text), "%" PRId64, amount);
-  }
-  return text;
-}
-
-void PrintNode(std::string& out, const std::string& name, const TextNode& node, int64_t total,
-               ReportUnits units, int depth) {
-  out.append(static_cast<size_t>(depth) * 2, ' ');
-  out += FormatAmount(node.amount, units);
-  if (depth > 0 && total > 0) {
-    char percent[32];
-    std::snprintf(percent, sizeof(percent), " (%.1f%%)", 100.0 * static_cast<double>(node.amount) /
-                                                              static_cast<double>(total));
-    out += percent;
-  }
-  out += (node.children.empty() ? " -- " : " ── ") + name + "\n";
-  std::vector<std::pair<std::string, const TextNode*>> children;
-  for (const auto& [child_name, child] : node.children) children.emplace_back(child_name, &child);
-  std::stable_sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
-    return a.second->amount > b.second->amount;
-  });
-  for (const auto& [child_name, child] : children) {
-    PrintNode(out, child_name, *child, total, units, depth + 1);
-  }
-}
-
-void AddToTree(TextNode& root, std::string_view path, int64_t amount) {
-  TextNode* node = &root;
-  node->amount += amount;
-  size_t start = path.find('/');
-  while (start != std::string_view::npos) {
-    size_t end = path.find('/', start + 1);
-    std::string segment(path.substr(start + 1, end == std::string_view::npos ? end : end - start - 1));
-    node = &node->children[segment];
-    node->amount += amount;
-    start = end;
-  }
+  out->resize(deflateBound(&stream, static_cast<uLong>(data.size())));
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out->data());
+  stream.avail_out = static_cast<uInt>(out->size());
+  // deflateBound is large enough for one Z_FINISH call to complete.
+  bool ok = deflate(&stream, Z_FINISH) == Z_STREAM_END;
+  out->resize(stream.total_out);
+  deflateEnd(&stream);
+  return ok;
 }
 
 }  // namespace
@@ -141,39 +85,11 @@ std::string MemoryReportToJson(const MemoryReport& report) {
 
 std::string WriteMemoryReport(const MemoryReport& report, const std::string& path) {
   std::string json = MemoryReportToJson(report);
-  return EndsWith(path, ".gz") ? WriteGzip(json, path) : WritePlain(json, path);
-}
-
-std::string MemoryReportToText(const MemoryReport& report) {
-  std::map<std::string, TextNode> trees;
-  std::map<std::string, ReportUnits> units;
-  for (const MemoryReportEntry& entry : report.entries) {
-    std::string root = entry.path.substr(0, entry.path.find('/'));
-    AddToTree(trees[root], entry.path, entry.amount);
-    units.emplace(root, entry.units);
-  }
-  int64_t heap_allocated = report.Amount("heap-allocated");
-  if (heap_allocated >= 0 && trees.count("explicit") != 0) {
-    int64_t classified = 0;
-    for (const MemoryReportEntry& entry : report.entries) {
-      if (entry.kind == ReportKind::kHeap && entry.path.rfind("explicit/", 0) == 0) {
-        classified += entry.amount;
-      }
-    }
-    AddToTree(trees["explicit"], "explicit/heap-unclassified", heap_allocated - classified);
-  }
-  std::string out = "Memory report of process " + report.process + "\n";
-  std::string others;
-  for (const auto& [root, node] : trees) {
-    if (node.children.empty()) {
-      others += "  " + FormatAmount(node.amount, units[root]) + " -- " + root + "\n";
-      continue;
-    }
-    out += "\n";
-    PrintNode(out, root, node, node.amount, units[root], 0);
-  }
-  if (!others.empty()) out += "\nOther measurements\n" + others;
-  return out;
+  std::string gzipped;
+  bool gzip = EndsWith(path, ".gz");
+  if (gzip && !Gzip(json, &gzipped)) return path + ": gzip compression failed";
+  std::string error;
+  return WriteFileAtomically(path, gzip ? gzipped : json, &error) ? "" : error;
 }
 
 }  // namespace lethe

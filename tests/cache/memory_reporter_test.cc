@@ -1,9 +1,11 @@
 #include "lethe/memory_reporter.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -154,26 +156,69 @@ TEST(MemoryReporter, WritesGzipWhenTheNameEndsInGz) {
 TEST(MemoryReporter, WriteToAnUnwritablePathSaysWhy) {
   MemoryReport report;
   std::string error = WriteMemoryReport(report, "/nonexistent-dir/x/report.json.gz");
-  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+  EXPECT_NE(error.find("/nonexistent-dir/x/report.json.gz: cannot create: No such file"),
+            std::string::npos) << error;
   error = WriteMemoryReport(report, "/nonexistent-dir/x/report.json");
-  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+  EXPECT_NE(error.find("report.json: cannot create: No such file"), std::string::npos) << error;
 }
 
-TEST(MemoryReporter, TextTreeShowsTotalsAndHeapUnclassified) {
+// A report that stays large once gzip'd: distinct paths with pseudo-random descriptions.
+MemoryReport LargeReport() {
   MemoryReport report;
-  report.process = "p";
-  report.entries = {
-      {"explicit/images/decoded", ReportKind::kHeap, ReportUnits::kBytes, 3 << 20, ""},
-      {"explicit/bfcache", ReportKind::kHeap, ReportUnits::kBytes, 1 << 20, ""},
-      {"heap-allocated", ReportKind::kOther, ReportUnits::kBytes, 5 << 20, ""},
-      {"lethe-counters/images/hits", ReportKind::kOther, ReportUnits::kCountCumulative, 7, ""},
-  };
-  std::string text = MemoryReportToText(report);
-  EXPECT_NE(text.find("5.00 MB ── explicit"), std::string::npos) << text;
-  EXPECT_NE(text.find("3.00 MB (60.0%) ── images"), std::string::npos) << text;
-  EXPECT_NE(text.find("1.00 MB (20.0%) -- heap-unclassified"), std::string::npos) << text;
-  EXPECT_NE(text.find("7 ── lethe-counters"), std::string::npos) << text;
-  EXPECT_NE(text.find("5.00 MB -- heap-allocated"), std::string::npos) << text;
+  report.process = "large";
+  uint64_t state = 88172645463325252u;
+  for (int i = 0; i < 3000; ++i) {
+    std::string description;
+    for (int j = 0; j < 4; ++j) {
+      state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+      description += std::to_string(state);
+    }
+    report.entries.push_back({"explicit/blocks/b" + std::to_string(i), ReportKind::kHeap,
+                              ReportUnits::kBytes, i, description});
+  }
+  return report;
+}
+
+// A full disk, simulated in a child with RLIMIT_FSIZE: the write fails part-way, the error says
+// so, the earlier report is untouched and no partial or temporary file is left beside it.
+TEST(MemoryReporter, FullDiskLeavesTheEarlierReportWholeAndNoPartialFile) {
+  for (const char* name : {"full.json.gz", "full.json"}) {
+    std::filesystem::path directory = TempPath(std::string("dir_") + name);
+    std::filesystem::create_directories(directory);
+    std::string path = (directory / name).string();
+    MemoryReport small;
+    small.process = "earlier";
+    ASSERT_EQ(WriteMemoryReport(small, path), "");
+    auto write_on_a_small_disk = [&path] {
+      std::signal(SIGXFSZ, SIG_IGN);
+      rlimit limit{4096, 4096};
+      setrlimit(RLIMIT_FSIZE, &limit);
+      std::string error = WriteMemoryReport(LargeReport(), path);
+      bool clear = error.find(path + ": write failed: File too large") != std::string::npos;
+      std::_Exit(clear ? 0 : 1);
+    };
+    EXPECT_EXIT(write_on_a_small_disk(), ::testing::ExitedWithCode(0), "") << name;
+    std::string earlier = std::string(name).ends_with(".gz") ? ReadGzip(path) : [&] {
+      std::ifstream in(path);
+      std::stringstream text;
+      text << in.rdbuf();
+      return text.str();
+    }();
+    EXPECT_EQ(earlier, MemoryReportToJson(small)) << name;
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory),
+                            std::filesystem::directory_iterator()), 1) << name;
+    std::filesystem::remove_all(directory);
+  }
+}
+
+// The test above must be able to fail: without the limit the large report is written whole.
+TEST(MemoryReporter, LargeReportIsWrittenWholeWithoutTheLimit) {
+  std::string path = TempPath("large.json.gz");
+  MemoryReport report = LargeReport();
+  ASSERT_EQ(WriteMemoryReport(report, path), "");
+  EXPECT_GT(std::filesystem::file_size(path), 4096u * 4);
+  EXPECT_EQ(ReadGzip(path), MemoryReportToJson(report));
+  std::filesystem::remove(path);
 }
 
 TEST(ResidentMemory, ReadsThisProcess) {

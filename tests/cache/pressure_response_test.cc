@@ -180,7 +180,7 @@ TEST(PressureResponse, ReportOfEveryCacheFollowsAboutMemoryAndLeavesLittleUnclas
   int64_t heap_allocated = report.Amount("heap-allocated");
   int64_t unclassified = testing::HeapUnclassified(json);
   EXPECT_GE(unclassified, 0);
-  EXPECT_LT(unclassified, heap_allocated / 10) << MemoryReportToText(report);
+  EXPECT_LT(unclassified, heap_allocated / 10) << MemoryReportToJson(report);
   EXPECT_GT(report.Sum("explicit/images"), 0);
   EXPECT_GT(report.Amount("explicit/bfcache"), 0);
   EXPECT_GT(report.Amount("explicit/fonts"), 0);

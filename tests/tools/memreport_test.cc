@@ -1,5 +1,6 @@
 // lethe-memreport's reader, tree builder, printer and differ, on reports written here.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lethe/memory_reporter.h"
 #include "memory_report_file.h"
 
 namespace lethe::memreport {
@@ -139,6 +141,34 @@ TEST(MemoryReportFile, DiffShowsOnlyChangesWithSigns) {
   std::ostringstream same;
   PrintDiff(before, before, same);
   EXPECT_NE(same.str().find("no differences"), std::string::npos);
+}
+
+// The one text tree for Lethe's reports: a report written by the cache layer (gzip'd, through
+// WriteMemoryReport) loads here, with heap-unclassified computed and amounts in MB.
+TEST(MemoryReportFile, PrintsWhatTheCacheLayerWrites) {
+  lethe::MemoryReport written;
+  written.process = "lethe-test";
+  written.entries = {
+      {"explicit/images/decoded", lethe::ReportKind::kHeap, lethe::ReportUnits::kBytes, 3 << 20, "Decoded."},
+      {"explicit/bfcache", lethe::ReportKind::kHeap, lethe::ReportUnits::kBytes, 1 << 20, "Documents."},
+      {"heap-allocated", lethe::ReportKind::kOther, lethe::ReportUnits::kBytes, 5 << 20, "Heap."},
+      {"lethe-counters/images/hits", lethe::ReportKind::kOther, lethe::ReportUnits::kCountCumulative, 7, "Hits."},
+  };
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("lethe-memreport-" + std::to_string(::getpid()) + ".json.gz")).string();
+  ASSERT_EQ(lethe::WriteMemoryReport(written, path), "");
+  std::string error;
+  auto report = LoadReportFile(path, &error);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(report.has_value()) << error;
+  auto trees = BuildTrees(*report);
+  const Node& explicit_root = *trees["lethe-test"].roots.at("explicit");
+  EXPECT_EQ(explicit_root.amount, 5 << 20);
+  EXPECT_EQ(explicit_root.children.at("heap-unclassified")->amount, 1 << 20);
+  EXPECT_EQ(trees["lethe-test"].roots.at("lethe-counters")->amount, 7);
+  std::ostringstream text;
+  PrintReport(*report, text);
+  EXPECT_NE(text.str().find("heap-unclassified"), std::string::npos) << text.str();
 }
 
 }  // namespace

@@ -1,15 +1,11 @@
-// tools/demo/demo_decode.h — the demo's one decode step, behind one function.
+// tools/demo/demo_decode.h — the demo's one decode step: lethe::decoders' Decode(), its results
+// adapted to what the SurfaceCache stores (CachedSurface).
 //
-// Until the decoders branch (lethe::decoders: Surface, AnimatedImage, Probe, DecodeLimits) is
-// merged, DecodeImage() decodes for real by calling libpng's simplified API, libjpeg-turbo and
-// giflib directly (demo_decode.cc). The demo prints DecoderName() so that nobody takes these
-// figures for lethe::decoders'. Switching to the real decoders means reimplementing this one
-// function (and the two CachedSurface adapters) on top of them; nothing else in the demo changes.
-//
-// What it produces: still images as premultiplied BGRA8 (4 bytes per pixel); animated GIFs as
-// 8-bit palette indices over each frame's own rectangle plus its palette, with one 32-bit canvas
-// that Compose() draws frames onto (the paletted layout DESIGN.md describes). Every buffer comes
-// from Lethe's allocator; MemoryBytes() is the sum of their usable sizes.
+// What it produces: still images as a lethe::Surface (premultiplied BGRA8, one block of Lethe's
+// allocator); animated GIFs as a lethe::AnimatedImage (8-bit palette indices over each frame's own
+// rectangle plus one 32-bit canvas that Compose() draws frames onto, the paletted layout DESIGN.md
+// describes). MemoryBytes() is what the decoders report the object holds (usable sizes), read by
+// the cache once at insert; the canvas is composed before that, so it is counted.
 // Threads: DecodeImage may run on any thread; the surfaces are used by one thread at a time.
 #ifndef LETHE_TOOLS_DEMO_DEMO_DECODE_H_
 #define LETHE_TOOLS_DEMO_DEMO_DECODE_H_
@@ -28,7 +24,7 @@ namespace lethe::demo {
 class DemoAnimation : public CachedSurface {
  public:
   virtual uint32_t frame_count() const = 0;
-  // Draws frame `index` onto the 32-bit canvas (frames apply in order; a jump back restarts).
+  // Draws frame `index` (modulo the frame count) onto the 32-bit canvas.
   virtual void Compose(uint32_t index) = 0;
   bool IsAnimated() const override { return true; }
 };
@@ -40,10 +36,12 @@ struct DecodedImage {
   std::string error;                    // why it failed, for a person
 };
 
-// "interim: libpng/libjpeg-turbo/giflib, called directly" until lethe::decoders is used.
+// Which decoders produced the figures (printed by the demo).
 const char* DecoderName();
 
-// Decodes `bytes` (PNG, JPEG or GIF by signature). Never throws; bad input returns an error.
+// Decodes `bytes` (PNG, JPEG or GIF by signature) at natural size. Never throws; bad input returns
+// an error. A damaged image that decodes only partly (the decoders' complete() == false) is an
+// error here too: the demo reports it per file and never draws it as if it were whole.
 DecodedImage DecodeImage(std::span<const uint8_t> bytes);
 
 }  // namespace lethe::demo

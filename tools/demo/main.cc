@@ -2,14 +2,15 @@
 //
 //   lethe-demo [DIR] [--out DIR] [--cap-mb N]
 //
-// Loads every image of DIR (default: the sample site the build generated) into an ImageCache, lays
+// Loads every image of DIR (default: the images of the project's sample site, which the build
+// generates with tools/sample_site; a site's root directory works too) into an ImageCache, lays
 // them out as one long page, and "draws" a scrolling viewport over simulated minutes on a
 // ManualClock: visible images are locked, surfaces that scroll away expire (2 x 10 s) and are
 // decoded again when they scroll back; then a critical memory-pressure event, then idle. Prints a
 // progress line, then a summary; writes memory-report.json.gz (about:memory; taken just before the
 // pressure event, page on screen) and memory-over-time.svg into the output directory (default: the
 // current directory).
-// Decoding is real, through the one step in demo_decode.h (see DecoderName()).
+// Decoding is real: lethe::decoders, through the one step in demo_decode.h.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,7 +28,7 @@
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_reporter.h"
 #include "lethe/surface_cache.h"
-#include "sample_site.h"
+#include "sample_site.h"  // tools/sample_site
 #include "timeline_chart.h"
 
 namespace lethe::demo {
@@ -51,7 +52,7 @@ struct PageImage {
 };
 
 struct Options {
-  std::string directory = LETHE_DEMO_SITE_DIR;
+  std::string directory = LETHE_SAMPLE_SITE_DIR;
   std::string out = ".";
   uint64_t cap_bytes = DefaultSurfaceCacheMaxBytes();
   bool sample_site = true;
@@ -93,6 +94,12 @@ class Demo {
   }
 
   int Run() {
+    std::error_code error;
+    // A generated site's root (index.json, images/, pages/): its images.
+    if (std::filesystem::is_regular_file(options_.directory + "/index.json", error) &&
+        std::filesystem::is_directory(options_.directory + "/images", error)) {
+      options_.directory += "/images";
+    }
     std::printf("lethe-demo: images from %s\ndecoder: %s\n", options_.directory.c_str(), DecoderName());
     if (!Load()) return 1;
     start_ = clock_.Now();
@@ -130,7 +137,8 @@ class Demo {
     std::string name = path.filename().string();
     if (!ReadFile(path, &bytes)) return Skip(name, "unreadable");
     if (DetectImageFormat(bytes) == ImageFormat::kUnknown) return Skip(name, "not a PNG, JPEG or GIF");
-    // A first decode validates the file and reads its header (the decoders' Probe will replace it).
+    // A first decode validates the whole file (Probe would read only its headers) and measures what
+    // its decoded form holds.
     DecodedImage decoded = DecodeImage(bytes);
     if (decoded.surface == nullptr) return Skip(name, decoded.error);
     PageImage image;
@@ -379,9 +387,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: lethe-demo [DIR] [--out DIR] [--cap-mb N]\n");
     return 2;
   }
+  // The build generates the sample site; an installed demo, or a deleted build folder, has none yet.
   if (options.sample_site && !std::filesystem::is_directory(options.directory)) {
-    std::string error = lethe::demo::GenerateSampleSite(options.directory);
-    if (!error.empty()) {
+    lethe::sample_site::Site site;
+    std::string error;
+    std::printf("lethe-demo: generating the sample site in %s\n", options.directory.c_str());
+    if (!lethe::sample_site::GenerateSite(options.directory, {}, &site, &error)) {
       std::fprintf(stderr, "lethe-demo: cannot generate the sample site: %s\n", error.c_str());
       return 1;
     }

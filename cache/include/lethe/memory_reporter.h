@@ -9,7 +9,8 @@
 //   explicit/heap-overhead/bookkeeping     the allocator's metadata             (kind nonheap)
 //   explicit/heap-overhead/page-cache      dirty pages it still keeps            (kind nonheap)
 //   resident, resident-unique              /proc/self/smaps_rollup: Rss, Private_Clean+Private_Dirty
-// The viewer computes heap-unclassified = heap-allocated - sum(explicit heap); ToText() shows it too.
+// The viewer computes heap-unclassified = heap-allocated - sum(explicit heap). The text tree of a
+// written report is lethe-memreport's (tools/memreport), which shows heap-unclassified too.
 //
 // Format (REFERENCE.md; aboutMemory.js): {"version":1,"hasMozMallocUsableSize":true,"reports":[
 // {"process","path","kind","units","amount","description"}...]}. Paths are '/'-separated; a '/'
@@ -125,10 +126,10 @@ class MemoryReporter {
 
 // The JSON about:memory loads.
 std::string MemoryReportToJson(const MemoryReport& report);
-// Writes the JSON to `path`, gzip'd when the name ends in ".gz". Returns "" or an error message.
+// Writes the JSON to `path`, gzip'd when the name ends in ".gz", whole or not at all
+// (WriteFileAtomically: a full disk leaves any earlier report at `path` untouched and no partial
+// file). Returns "" or a readable error naming the file.
 [[nodiscard]] std::string WriteMemoryReport(const MemoryReport& report, const std::string& path);
-// An about:memory-like text tree: every tree with its totals, heap-unclassified computed.
-std::string MemoryReportToText(const MemoryReport& report);
 
 }  // namespace lethe
 
