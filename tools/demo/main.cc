@@ -136,6 +136,7 @@ class Demo {
     std::vector<uint8_t> bytes;
     std::string name = path.filename().string();
     if (!ReadFile(path, &bytes)) return Skip(name, "unreadable");
+    if (bytes.empty()) return Skip(name, "empty file");
     if (DetectImageFormat(bytes) == ImageFormat::kUnknown) return Skip(name, "not a PNG, JPEG or GIF");
     // A first decode validates the whole file (Probe would read only its headers) and measures what
     // its decoded form holds.
