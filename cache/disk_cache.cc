@@ -739,6 +739,24 @@ DiskCacheStats DiskCache::Stats() const {
   return stats;
 }
 
+MemoryReporter::Registration DiskCache::RegisterReporter(MemoryReporter& reporter) {
+  return reporter.Register("disk-cache", [this](MemoryReportCollector& collector) {
+    DiskCacheStats stats = Stats();
+    stats.ForEachCounter([&](const char* name, const char* description, std::uint64_t value) {
+      std::string path = std::string("disk-cache/") + name;
+      std::replace(path.begin(), path.end(), '_', '-');
+      collector.Counter(path, value, std::string(description) + ".");
+    });
+    auto disk_bytes = [&](const char* name, std::uint64_t bytes, const char* description) {
+      collector.Add(MemoryReportEntry{std::string("lethe-disk-cache/") + name, ReportKind::kOther,
+                                      ReportUnits::kBytes, static_cast<std::int64_t>(bytes),
+                                      description});
+    };
+    disk_bytes("stored", stats.stored_bytes, "Bytes of the cached entries, as charged against the cap.");
+    disk_bytes("file", stats.file_bytes, "The database file and its WAL on disk.");
+  });
+}
+
 const std::string& DiskCache::path() const { return impl_->path; }
 
 const std::string& DiskCache::open_notice() const { return impl_->open_notice; }

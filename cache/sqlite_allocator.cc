@@ -115,4 +115,18 @@ SqliteMemoryUsage SqliteMemoryInUse() {
   return usage;
 }
 
+MemoryReporter::Registration RegisterSqliteReporter(MemoryReporter& reporter) {
+  return reporter.Register("sqlite", [](MemoryReportCollector& collector) {
+    SqliteMemoryUsage usage = SqliteMemoryInUse();
+    bool lethe = usage.allocator == SqliteAllocatorKind::kLethe;
+    collector.Add(MemoryReportEntry{
+        "explicit/storage/sqlite", lethe ? ReportKind::kHeap : ReportKind::kNonHeap,
+        ReportUnits::kBytes, static_cast<int64_t>(usage.in_use_bytes),
+        lethe ? "SQLite's memory (page cache, schema, statements) on Lethe's allocator: the sum of "
+                "the usable sizes of its live blocks."
+              : "SQLite's memory (page cache, schema, statements) on SQLite's own allocator "
+                "(sqlite3_memory_used; system malloc, outside Lethe's heap figures)."});
+  });
+}
+
 }  // namespace lethe::cache

@@ -549,5 +549,39 @@ TEST_F(DiskCacheTest, StatsReportTheFileAndTheCounters) {
   EXPECT_EQ(visited, 12);
 }
 
+TEST_F(DiskCacheTest, ReporterAddsTheCountersAndTheDiskBytesAndNothingUnderExplicit) {
+  auto cache = OpenOrDie(Options());
+  MemoryReporter reporter("disk-test");
+  {
+    auto registration = cache->RegisterReporter(reporter);
+    PutOrDie(*cache, Url(1), Payload(1, 100'000));
+    (void)cache->Get(Url(1));
+    (void)cache->Get(Url(2));
+    MemoryReport report = reporter.Collect();
+    EXPECT_EQ(report.Amount("lethe-counters/disk-cache/hit-count"), 1);
+    EXPECT_EQ(report.Amount("lethe-counters/disk-cache/miss-count"), 1);
+    EXPECT_EQ(report.Amount("lethe-counters/disk-cache/put-count"), 1);
+    EXPECT_EQ(report.Amount("lethe-counters/disk-cache/moved-aside-count"), 0);
+    DiskCacheStats stats = cache->Stats();
+    EXPECT_EQ(report.Amount("lethe-disk-cache/stored"), static_cast<std::int64_t>(stats.stored_bytes));
+    EXPECT_GT(report.Amount("lethe-disk-cache/file"), 100'000);
+    int counters = 0;
+    for (const MemoryReportEntry& entry : report.entries) {
+      if (entry.path.rfind("lethe-counters/disk-cache/", 0) == 0) {
+        ++counters;
+        EXPECT_EQ(entry.kind, ReportKind::kOther) << entry.path;
+        EXPECT_EQ(entry.units, ReportUnits::kCountCumulative) << entry.path;
+        EXPECT_FALSE(entry.description.empty()) << entry.path;
+      }
+      // Disk bytes are not memory: the cache adds nothing under explicit/ (the process figures
+      // under explicit/heap-overhead are the MemoryReporter's own).
+      bool explicit_path = entry.path.rfind("explicit/", 0) == 0;
+      EXPECT_TRUE(!explicit_path || entry.path.rfind("explicit/heap-overhead/", 0) == 0) << entry.path;
+    }
+    EXPECT_EQ(counters, 12);
+  }
+  EXPECT_EQ(reporter.Collect().Amount("lethe-counters/disk-cache/hit-count"), -1);
+}
+
 }  // namespace
 }  // namespace lethe::cache

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "about_memory_rules.h"
 #include "disk_cache_test_util.h"
 #include "lethe/alloc.h"
 #include "lethe/disk_cache.h"
@@ -71,6 +72,39 @@ TEST(SqliteAllocatorOptIn, TheReportedFigureEqualsWhatTheAllocatorHoldsForSqlite
   SqliteMemoryUsage closed = SqliteMemoryInUse();
   EXPECT_EQ(closed.in_use_bytes, AllocatorHoldsForSqlite());
   EXPECT_EQ(closed.in_use_bytes, static_cast<std::uint64_t>(sqlite3_memory_used()));
+}
+
+// The reporter test of the issue: `explicit/storage/sqlite` in a collected memory report equals
+// what the allocator holds for SQLite, is heap (inside heap-allocated), and follows about:memory.
+TEST(SqliteAllocatorOptIn, TheReportShowsExplicitStorageSqliteEqualToTheAllocatorsView) {
+  ASSERT_EQ(g_outcome, SqliteAllocatorOutcome::kInstalled);
+  testing::TempDir dir;
+  auto opened = DiskCache::Open(dir.File("cache.db"));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  DiskCache& cache = *opened.value();
+  for (int i = 0; i < 20; ++i) {
+    std::string url = "https://report.test/" + std::to_string(i);
+    ASSERT_TRUE(cache.Put(url, testing::Payload(i, 5000 + i * 7000), {"image/jpeg", "", ""}).ok());
+    ASSERT_TRUE(cache.Get(url).ok());
+  }
+  MemoryReporter reporter("sqlite-on-lethe");
+  auto sqlite_registration = RegisterSqliteReporter(reporter);
+  auto cache_registration = cache.RegisterReporter(reporter);
+  // Collect() allocates only with the system malloc here, and nothing touches SQLite in between.
+  MemoryReport report = reporter.Collect();
+  std::uint64_t allocator_view = AllocatorHoldsForSqlite();
+  EXPECT_GT(allocator_view, 64u * 1024);
+  EXPECT_EQ(report.Amount("explicit/storage/sqlite"), static_cast<std::int64_t>(allocator_view));
+  for (const MemoryReportEntry& entry : report.entries) {
+    if (entry.path != "explicit/storage/sqlite") continue;
+    EXPECT_EQ(entry.kind, ReportKind::kHeap);
+    EXPECT_EQ(entry.units, ReportUnits::kBytes);
+    EXPECT_NE(entry.description.find("Lethe's allocator"), std::string::npos);
+  }
+  auto json = nlohmann::ordered_json::parse(MemoryReportToJson(report));
+  EXPECT_EQ(lethe::testing::AboutMemoryViolations(json), std::vector<std::string>{});
+  // Everything on lethe_* since the opt-in is SQLite's: unclassified is only what came before.
+  EXPECT_EQ(lethe::testing::HeapUnclassified(json), static_cast<int64_t>(g_allocated_before_sqlite));
 }
 
 TEST(SqliteAllocatorOptIn, SqliteBlocksAreTheAllocatorsBlocksWithNoSizeHeader) {

@@ -35,5 +35,26 @@ TEST(SqliteAllocator, TheOptInAfterSqliteWasInitialisedIsRefusedWithAReason) {
   EXPECT_EQ(SqliteMemoryInUse().allocator, SqliteAllocatorKind::kSqliteOwn);
 }
 
+TEST(SqliteAllocator, WithoutTheOptInTheReportShowsSqlitesOwnFigureAsNonHeap) {
+  testing::TempDir dir;
+  auto cache = DiskCache::Open(dir.File("cache.db"));
+  ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+  ASSERT_TRUE(cache.value()->Put("https://a.test/y.png", testing::Payload(2, 50'000), {}).ok());
+  MemoryReporter reporter("sqlite-own");
+  auto registration = RegisterSqliteReporter(reporter);
+  MemoryReport report = reporter.Collect();
+  const MemoryReportEntry* sqlite = nullptr;
+  for (const MemoryReportEntry& entry : report.entries) {
+    if (entry.path == "explicit/storage/sqlite") sqlite = &entry;
+  }
+  ASSERT_NE(sqlite, nullptr);
+  EXPECT_EQ(sqlite->amount, static_cast<std::int64_t>(sqlite3_memory_used()));
+  EXPECT_GT(sqlite->amount, 0);
+  // Not lethe_malloc's blocks: never subtracted from heap-allocated.
+  EXPECT_EQ(sqlite->kind, ReportKind::kNonHeap);
+  EXPECT_EQ(sqlite->units, ReportUnits::kBytes);
+  EXPECT_NE(sqlite->description.find("SQLite's own allocator"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lethe::cache

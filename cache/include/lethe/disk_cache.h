@@ -13,7 +13,7 @@
 //     never rewrites its body; bodies at or above DiskCacheOptions::large_entry_bytes are written with
 //     incremental blob I/O (no body-sized copy inside SQLite), every body is read that way;
 //   - reads go through a memory map (PRAGMA mmap_size) and share one read transaction until the next
-//     write, so that a load makes almost no system call (tools/bench/syscall: 0.03 per load against
+//     write, so that a load makes almost no system call (tools/bench/syscall: ~0.06 per load against
 //     4 for one file per entry);
 //   - LRU order is a sequence number per entry; a Get records its touch in memory and the touches are
 //     written in batches (at the next Put/Remove, every max_pending_touches Gets, on Flush() and on
@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "lethe/check.h"
+#include "lethe/memory_reporter.h"
 
 namespace lethe::cache {
 
@@ -242,6 +243,13 @@ class DiskCache {
   DiskCacheStatus Flush();
 
   DiskCacheStats Stats() const;
+  // Adds this cache to memory reports (its Stats() when a report is collected):
+  //   lethe-counters/disk-cache/<counter>     every counter above (kind other, cumulative count)
+  //   lethe-disk-cache/stored, .../file        stored bytes and the file on disk (kind other, bytes)
+  // Disk bytes are not memory, so nothing goes under explicit/; SQLite's memory is reported once
+  // per process by RegisterSqliteReporter (lethe/sqlite_allocator.h). The Registration must not
+  // outlive this cache or `reporter`.
+  [[nodiscard]] MemoryReporter::Registration RegisterReporter(MemoryReporter& reporter);
   const std::string& path() const;
   // What happened on open that a person should know ("moved ... aside ..., created a new cache"),
   // or empty.

@@ -15,13 +15,13 @@
 // holds for SQLite; otherwise sqlite3_memory_used() as SQLite's own allocator counts it. `allocator`
 // says which. Any thread may call it.
 //
-// For the MemoryReporter: one heap report (kind 1, units bytes) at `explicit/storage/sqlite` whose
-// amount is SqliteMemoryInUse().in_use_bytes, with a description naming the allocator
-// (SqliteAllocatorKindName). It is heap either way, so heap-unclassified stays honest.
+// RegisterSqliteReporter() adds it to memory reports as `explicit/storage/sqlite` (see there).
 #ifndef LETHE_SQLITE_ALLOCATOR_H_
 #define LETHE_SQLITE_ALLOCATOR_H_
 
 #include <cstdint>
+
+#include "lethe/memory_reporter.h"
 
 namespace lethe::cache {
 
@@ -47,6 +47,17 @@ struct SqliteMemoryUsage {
   SqliteAllocatorKind allocator = SqliteAllocatorKind::kSqliteOwn;
 };
 SqliteMemoryUsage SqliteMemoryInUse();
+
+// Registers the reporter of SQLite's memory: `explicit/storage/sqlite`, units bytes, amount
+// SqliteMemoryInUse().in_use_bytes, the description naming the allocator. SQLite's memory is
+// process-wide: register it once per MemoryReporter, not once per DiskCache.
+//   - On Lethe's allocator: kind heap. Those blocks are lethe_malloc's, inside heap-allocated, and
+//     the amount equals what the allocator holds for SQLite.
+//   - On SQLite's own allocator (system malloc): kind nonheap. That memory is inside heap-allocated
+//     only if the process's malloc is Lethe's, which cannot be known here; as nonheap it can never
+//     push heap-unclassified below zero (at worst it is counted there as well).
+// Any thread. The Registration must not outlive `reporter`.
+[[nodiscard]] MemoryReporter::Registration RegisterSqliteReporter(MemoryReporter& reporter);
 
 }  // namespace lethe::cache
 
