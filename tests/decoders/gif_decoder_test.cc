@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "lethe/alloc.h"
 #include "lethe/decode.h"
@@ -285,6 +286,42 @@ TEST(GifDecoder, RejectsHugeScreensAndTooManyFramesBeforeAllocating) {
   animation = DecodeGif(gif, options);
   ASSERT_FALSE(animation);
   EXPECT_EQ(animation.error().code, DecodeErrorCode::kTooLarge);
+}
+
+// The example bomb: 40,000 frames. The default limits end it in kTooLarge keeping nothing;
+// a caller who raises the frame limit gets a windowed animation whose memory stays small.
+TEST(GifDecoder, DefaultLimitsStopFortyThousandFramesAndARaisedLimitStaysSmall) {
+  GifSpec spec;
+  spec.width = spec.height = 2;
+  spec.global_palette = MakeGifPalette(2, 1);
+  for (uint32_t k = 0; k < 40000; ++k) spec.frames.push_back(MakeGifFrame(k % 2, 0, 1, 2, 2, k));
+  const Bytes gif = test::EncodeGif(spec);
+  lethe_stats_t before;
+  lethe_stats(&before);
+  DecodeResult<AnimatedImage> animation = DecodeGif(gif);
+  lethe_stats_t after;
+  lethe_stats(&after);
+  ASSERT_FALSE(animation);
+  EXPECT_EQ(animation.error().code, DecodeErrorCode::kTooLarge) << animation.error().reason;
+  EXPECT_NE(animation.error().reason.find("frames"), std::string::npos) << animation.error().reason;
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+
+  DecodeOptions options;
+  options.limits.max_frame_count = 40000;
+  options.animation.frame_budget_bytes = 1024;
+  animation = DecodeGif(gif, options);
+  ASSERT_TRUE(animation) << animation.error().reason;
+  EXPECT_EQ(animation->FrameCount(), 40000u);
+  EXPECT_TRUE(animation->windowed());
+  for (uint32_t n : {0u, 1u, 2u, 39999u, 0u}) {
+    DecodeResult<const Surface*> canvas = animation->Compose(n);
+    ASSERT_TRUE(canvas) << canvas.error().reason;
+  }
+  EXPECT_EQ(test::Compare(test::ReferenceGifFrame(spec, 0), test::PixelsOf(**animation->Compose(0))), "");
+  // Per-frame metadata dominates: well under 128 bytes a frame, plus the compressed copy.
+  const AnimationMemory memory = animation->Memory();
+  EXPECT_LT(memory.bytes_frames, uint64_t{40000} * 128);
+  EXPECT_EQ(memory.bytes_32bpp, uint64_t{40000} * 2 * 2 * 4);
 }
 
 TEST(GifDecoder, SurvivesBadLzwCodeSizes) {
