@@ -288,6 +288,31 @@ TEST(GifDecoder, RejectsHugeScreensAndTooManyFramesBeforeAllocating) {
   EXPECT_EQ(animation.error().code, DecodeErrorCode::kTooLarge);
 }
 
+// A frame record stating 20000 x 20000 on an 8 x 8 screen would decompress 400 Mpx to show 64:
+// beyond max_frame_pixels as stated (before clipping), it ends the decode, allocating no rows.
+TEST(GifDecoder, AFrameStatedBeyondTheFramePixelLimitIsTooLargeWhateverItsClippedSize) {
+  GifSpec spec;
+  spec.width = spec.height = 8;
+  spec.global_palette = MakeGifPalette(4, 1);
+  spec.frames.push_back(MakeGifFrame(0, 0, 8, 8, 4, 1));
+  spec.frames.push_back(MakeGifFrame(0, 0, 4, 4, 4, 2));
+  std::vector<size_t> offsets;
+  Bytes gif = test::EncodeGif(spec, &offsets);
+  PatchDescriptor(&gif, offsets[1], 2, 2, 20000, 20000);
+  DecodeResult<AnimatedImage> animation = DecodeGif(gif);
+  ASSERT_FALSE(animation);
+  EXPECT_EQ(animation.error().code, DecodeErrorCode::kTooLarge) << animation.error().reason;
+  DecodeOptions options;
+  // Allowed, it is clipped and its data (4 x 4 worth) ends before its first 20000-pixel row: the
+  // frame before it is kept, marked incomplete.
+  options.limits.max_frame_pixels = uint64_t{20000} * 20000;
+  animation = DecodeGif(gif, options);
+  ASSERT_TRUE(animation) << animation.error().reason;
+  EXPECT_FALSE(animation->complete());
+  ASSERT_EQ(animation->FrameCount(), 1u);
+  ExpectFrame(*animation, spec, 0);
+}
+
 // The example bomb: 40,000 frames. The default limits end it in kTooLarge keeping nothing;
 // a caller who raises the frame limit gets a windowed animation whose memory stays small.
 TEST(GifDecoder, DefaultLimitsStopFortyThousandFramesAndARaisedLimitStaysSmall) {
