@@ -1,6 +1,7 @@
 // AnimatedImage: the facade, and AnimationState's composition and decode-ahead window.
 #include "lethe/animated_image.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <string>
@@ -92,17 +93,26 @@ DecodeResult<const uint8_t*> AnimationState::IndicesOf(uint32_t k, LetheBuffer* 
   return static_cast<const uint8_t*>(scratch->data());
 }
 
+bool AnimationState::InWindow(uint32_t k, uint32_t start) const {
+  const uint32_t count = static_cast<uint32_t>(frames_.size());
+  return (k + count - start) % count < window_frames_;
+}
+
+// O(window): only the frames of the old window and of the new one are visited, so that playing an
+// animation of thousands of frames costs the same per frame as playing a short one.
 DecodeResult<bool> AnimationState::SlideWindow(uint32_t n) {
   const uint32_t count = static_cast<uint32_t>(frames_.size());
-  for (uint32_t k = 0; k < count; ++k) {
-    const bool in_window = (k + count - n) % count < window_frames_;
-    StoredFrame& frame = frames_[k];
-    if (!in_window) {
-      frame.indices.Reset();
-    } else if (frame.indices.empty()) {
-      DecodeResult<bool> decoded = DecodeFrameAgain(k, &frame.indices);
-      if (!decoded) return decoded.error();
-    }
+  const uint32_t span = std::min(window_frames_, count);
+  for (uint32_t i = 0; i < span; ++i) {
+    const uint32_t k = (window_start_ + i) % count;
+    if (!InWindow(k, n)) frames_[k].indices.Reset();
+  }
+  window_start_ = n;
+  for (uint32_t i = 0; i < span; ++i) {
+    StoredFrame& frame = frames_[(n + i) % count];
+    if (!frame.indices.empty() || frame.info.width == 0 || frame.info.height == 0) continue;
+    DecodeResult<bool> decoded = DecodeFrameAgain((n + i) % count, &frame.indices);
+    if (!decoded) return decoded.error();  // the frames still missing are decoded when drawn
   }
   return true;
 }

@@ -4,8 +4,10 @@
 //   frames_.size() == FrameCount(); every frame's palette_id < palettes_.size();
 //   frame.indices.size() == frame.info.width * frame.info.height when resident, empty otherwise;
 //   !windowed_  => every frame is resident;
-//   windowed_   => resident frames are exactly those within window_frames_ of the last composed
-//                  frame (mod FrameCount), and compressed_ holds a copy of the file;
+//   windowed_   => compressed_ holds a copy of the file, and resident frames are among the
+//                  window_frames_ frames from window_start_ on (mod FrameCount): all of them once
+//                  a Compose() succeeds (after an out-of-memory failure some may be missing; those
+//                  are decoded into a scratch buffer when drawn);
 //   last_composed_ == -1 or the canvas shows frames 0..last_composed_ composed in order.
 #ifndef LETHE_DECODERS_ANIMATION_STATE_H_
 #define LETHE_DECODERS_ANIMATION_STATE_H_
@@ -51,6 +53,7 @@ class AnimationState {
   // Windowed mode.
   bool windowed_ = false;
   uint32_t window_frames_ = 0;
+  uint32_t window_start_ = 0;  // the frames held at decode are 0 .. window_frames_ - 1
   LetheBuffer compressed_;
   std::unique_ptr<GifReader> reader_;
 
@@ -66,6 +69,7 @@ class AnimationState {
   DecodeResult<const uint8_t*> IndicesOf(uint32_t k, LetheBuffer* scratch);
   DecodeResult<bool> DecodeFrameAgain(uint32_t k, LetheBuffer* into);
   DecodeResult<bool> SlideWindow(uint32_t n);
+  bool InWindow(uint32_t k, uint32_t start) const;
   void Draw(const StoredFrame& frame, const uint8_t* indices);
   void Dispose(const StoredFrame& frame);
   bool SaveRect(const StoredFrame& frame);

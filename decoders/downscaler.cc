@@ -1,5 +1,6 @@
 #include "downscaler.h"
 
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -8,12 +9,19 @@
 namespace lethe::internal {
 namespace {
 
-struct Bin {
-  uint64_t sum[4];
+// Sum is uint32_t when no bin can receive enough pixels to overflow it (256 x pixels per bin <
+// 2^32, true for any reduction of an image below 16 Mpx per output pixel): 20 bytes a bin instead
+// of 40, which matters for Adam7's whole grid.
+template <typename Sum>
+struct BinOf {
+  Sum sum[4];
   uint32_t count;
 };
 
+template <typename Sum>
 class Downscaler final : public RowSink {
+  using Bin = BinOf<Sum>;
+
  public:
   Downscaler(uint32_t source_width, uint32_t source_height, int orientation, Surface output,
              uint32_t bins_width, uint32_t bins_height, bool rows_in_order, Bin* bins,
@@ -97,21 +105,19 @@ class Downscaler final : public RowSink {
   uint32_t current_bin_y_ = kNoRow;
 };
 
-}  // namespace
-
-DecodeResult<std::unique_ptr<RowSink>> MakeDownscaler(uint32_t source_width,
-                                                      uint32_t source_height, int orientation,
-                                                      Surface output, const DecodeLimits& limits,
-                                                      bool rows_in_order) {
-  uint32_t bins_width = output.width();
-  uint32_t bins_height = output.height();
-  if (OrientationSwapsAxes(orientation)) std::swap(bins_width, bins_height);
+template <typename Sum>
+DecodeResult<std::unique_ptr<RowSink>> MakeDownscalerOf(uint32_t source_width,
+                                                        uint32_t source_height, int orientation,
+                                                        Surface output, uint32_t bins_width,
+                                                        uint32_t bins_height,
+                                                        const DecodeLimits& limits,
+                                                        bool rows_in_order) {
   const uint64_t bin_count = rows_in_order ? bins_width : uint64_t{bins_width} * bins_height;
-  const uint64_t bin_bytes = bin_count * sizeof(Bin);
+  const uint64_t bin_bytes = bin_count * sizeof(BinOf<Sum>);
   if (bin_bytes + output.MemoryBytes() > limits.max_decoded_bytes) {
     return MakeDecodeError(DecodeErrorCode::kTooLarge, "downscale buffers exceed the decode limits");
   }
-  auto* bins = static_cast<Bin*>(lethe_calloc(static_cast<size_t>(bin_count), sizeof(Bin)));
+  auto* bins = static_cast<BinOf<Sum>*>(lethe_calloc(static_cast<size_t>(bin_count), sizeof(BinOf<Sum>)));
   auto* column_bin = static_cast<uint32_t*>(lethe_malloc(sizeof(uint32_t) * source_width));
   if (bins == nullptr || column_bin == nullptr) {
     lethe_free(bins);
@@ -121,9 +127,29 @@ DecodeResult<std::unique_ptr<RowSink>> MakeDownscaler(uint32_t source_width,
   for (uint32_t x = 0; x < source_width; ++x) {
     column_bin[x] = static_cast<uint32_t>(uint64_t{x} * bins_width / source_width);
   }
-  return std::unique_ptr<RowSink>(new Downscaler(source_width, source_height, orientation,
-                                                 std::move(output), bins_width, bins_height,
-                                                 rows_in_order, bins, column_bin));
+  return std::unique_ptr<RowSink>(new Downscaler<Sum>(source_width, source_height, orientation,
+                                                      std::move(output), bins_width, bins_height,
+                                                      rows_in_order, bins, column_bin));
+}
+
+}  // namespace
+
+DecodeResult<std::unique_ptr<RowSink>> MakeDownscaler(uint32_t source_width,
+                                                      uint32_t source_height, int orientation,
+                                                      Surface output, const DecodeLimits& limits,
+                                                      bool rows_in_order) {
+  uint32_t bins_width = output.width();
+  uint32_t bins_height = output.height();
+  if (OrientationSwapsAxes(orientation)) std::swap(bins_width, bins_height);
+  // Source pixels one bin can receive at most: ceil(sw / aw) x ceil(sh / ah).
+  const uint64_t per_bin = ((uint64_t{source_width} + bins_width - 1) / bins_width) *
+                           ((uint64_t{source_height} + bins_height - 1) / bins_height);
+  if (per_bin * 256 <= UINT32_MAX) {  // sum + count / 2 fits too
+    return MakeDownscalerOf<uint32_t>(source_width, source_height, orientation, std::move(output),
+                                      bins_width, bins_height, limits, rows_in_order);
+  }
+  return MakeDownscalerOf<uint64_t>(source_width, source_height, orientation, std::move(output),
+                                    bins_width, bins_height, limits, rows_in_order);
 }
 
 }  // namespace lethe::internal

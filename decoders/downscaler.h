@@ -6,10 +6,12 @@
 // mean (averaging premultiplied values is what keeps edges of transparent areas right). Bins that
 // received no pixel (a truncated image) stay transparent.
 //
-// Memory: when rows arrive in order (every decoder but PNG Adam7) only one row of bins exists at a
-// time, flushed to the output when the first row of the next bin row arrives: 40 bytes x aw on top
-// of the output surface. Adam7 delivers rows pass by pass, so it keeps the whole grid (40 bytes per
-// output pixel), still never the full-size image.
+// Memory: a bin is 20 bytes (32-bit sums; 40 with 64-bit sums, used only when one bin covers more
+// than 16 Mpx). When rows arrive in order (every decoder but PNG Adam7) only one row of bins exists
+// at a time, flushed to the output when the first row of the next bin row arrives: 20 bytes x aw
+// on top of the output surface. Adam7 delivers rows pass by pass, so it keeps the whole grid (20
+// bytes per output pixel: less than the full-size image, 4 bytes per source pixel, once the output
+// has fewer than a fifth of the source pixels; checked against max_decoded_bytes either way).
 #ifndef LETHE_DECODERS_DOWNSCALER_H_
 #define LETHE_DECODERS_DOWNSCALER_H_
 

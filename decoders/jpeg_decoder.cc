@@ -10,6 +10,8 @@
 // to the setjmp of the Step function running; those hold no C++ object with a destructor. Warnings
 // (corrupt data, premature end) are counted and the first kept, never printed; any warning marks
 // the result incomplete. A progress monitor stops files with absurd numbers of progressive scans.
+#include <algorithm>
+#include <climits>
 #include <csetjmp>
 #include <cstddef>
 #include <cstdio>
@@ -77,6 +79,11 @@ void OnJpegProgress(j_common_ptr cinfo) {
   }
 }
 
+// max_memory_to_use for a byte limit: 0 would mean "no limit" to libjpeg, and a long must not wrap.
+long LibjpegMemoryLimit(uint64_t bytes) {
+  return static_cast<long>(std::clamp<uint64_t>(bytes, 1, static_cast<uint64_t>(LONG_MAX)));
+}
+
 // Step 1: create the decompressor and read the header (saving APP1 for EXIF).
 bool StepReadHeader(JpegSession* session, std::span<const uint8_t> bytes, uint64_t memory_limit) {
   if (setjmp(session->jump)) return false;
@@ -87,7 +94,7 @@ bool StepReadHeader(JpegSession* session, std::span<const uint8_t> bytes, uint64
   session->cinfo.client_data = session;
   jpeg_create_decompress(&session->cinfo);
   session->created = true;
-  session->cinfo.mem->max_memory_to_use = static_cast<long>(memory_limit);
+  session->cinfo.mem->max_memory_to_use = LibjpegMemoryLimit(memory_limit);
   session->progress.progress_monitor = OnJpegProgress;
   session->cinfo.progress = &session->progress;
   jpeg_mem_src(&session->cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
@@ -222,6 +229,16 @@ DecodeResult<Surface> DecodeJpeg(std::span<const uint8_t> bytes, const DecodeOpt
   const bool swap = internal::OrientationSwapsAxes(orientation);
   const unsigned denom = ChooseScaleDenom(width, height, swap ? output.height : output.width,
                                           swap ? output.width : output.height);
+  // libjpeg's whole-image buffers (a progressive file's coefficients: 3 to 6 bytes a pixel, in
+  // its own memory) and the output surface together stay within max_decoded_bytes: libjpeg fails
+  // with JERR_NO_BACKING_STORE (kTooLarge) rather than allocate past what the surface leaves.
+  const uint64_t surface_bytes = uint64_t{output.width} * output.height * Surface::kBytesPerPixel;
+  if (surface_bytes > options.limits.max_decoded_bytes) {
+    return MakeDecodeError(DecodeErrorCode::kTooLarge,
+                           "jpeg: output " + std::to_string(output.width) + "x" +
+                               std::to_string(output.height) + " exceeds the decode limits");
+  }
+  cinfo.mem->max_memory_to_use = LibjpegMemoryLimit(options.limits.max_decoded_bytes - surface_bytes);
   if (!StepStart(session.get(), denom)) return SessionError(*session, "start");
 
   DecodeResult<std::unique_ptr<internal::RowSink>> sink = internal::MakeRowSink(

@@ -83,7 +83,7 @@ if [ "$run_asan" -eq 1 ]; then
 fi
 if [ "$run_fuzz" -eq 1 ] && [ -f tests/fuzz/CMakeLists.txt ]; then
   stage "configure fuzz" cmake --preset fuzz >/dev/null
-  stage "build fuzz" cmake --build --preset fuzz -j "$jobs"
+  stage "build fuzz" cmake --build --preset fuzz -j "$jobs" --target lethe_fuzz_all
   stage "run fuzzers" tools/run_fuzzers.sh build/fuzz
 fi
 report

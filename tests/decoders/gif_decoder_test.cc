@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "lethe/alloc.h"
 #include "lethe/decode.h"
@@ -285,6 +286,67 @@ TEST(GifDecoder, RejectsHugeScreensAndTooManyFramesBeforeAllocating) {
   animation = DecodeGif(gif, options);
   ASSERT_FALSE(animation);
   EXPECT_EQ(animation.error().code, DecodeErrorCode::kTooLarge);
+}
+
+// A frame record stating 20000 x 20000 on an 8 x 8 screen would decompress 400 Mpx to show 64:
+// beyond max_frame_pixels as stated (before clipping), it ends the decode, allocating no rows.
+TEST(GifDecoder, AFrameStatedBeyondTheFramePixelLimitIsTooLargeWhateverItsClippedSize) {
+  GifSpec spec;
+  spec.width = spec.height = 8;
+  spec.global_palette = MakeGifPalette(4, 1);
+  spec.frames.push_back(MakeGifFrame(0, 0, 8, 8, 4, 1));
+  spec.frames.push_back(MakeGifFrame(0, 0, 4, 4, 4, 2));
+  std::vector<size_t> offsets;
+  Bytes gif = test::EncodeGif(spec, &offsets);
+  PatchDescriptor(&gif, offsets[1], 2, 2, 20000, 20000);
+  DecodeResult<AnimatedImage> animation = DecodeGif(gif);
+  ASSERT_FALSE(animation);
+  EXPECT_EQ(animation.error().code, DecodeErrorCode::kTooLarge) << animation.error().reason;
+  DecodeOptions options;
+  // Allowed, it is clipped and its data (4 x 4 worth) ends before its first 20000-pixel row: the
+  // frame before it is kept, marked incomplete.
+  options.limits.max_frame_pixels = uint64_t{20000} * 20000;
+  animation = DecodeGif(gif, options);
+  ASSERT_TRUE(animation) << animation.error().reason;
+  EXPECT_FALSE(animation->complete());
+  ASSERT_EQ(animation->FrameCount(), 1u);
+  ExpectFrame(*animation, spec, 0);
+}
+
+// The example bomb: 40,000 frames. The default limits end it in kTooLarge keeping nothing;
+// a caller who raises the frame limit gets a windowed animation whose memory stays small.
+TEST(GifDecoder, DefaultLimitsStopFortyThousandFramesAndARaisedLimitStaysSmall) {
+  GifSpec spec;
+  spec.width = spec.height = 2;
+  spec.global_palette = MakeGifPalette(2, 1);
+  for (uint32_t k = 0; k < 40000; ++k) spec.frames.push_back(MakeGifFrame(k % 2, 0, 1, 2, 2, k));
+  const Bytes gif = test::EncodeGif(spec);
+  lethe_stats_t before;
+  lethe_stats(&before);
+  DecodeResult<AnimatedImage> animation = DecodeGif(gif);
+  lethe_stats_t after;
+  lethe_stats(&after);
+  ASSERT_FALSE(animation);
+  EXPECT_EQ(animation.error().code, DecodeErrorCode::kTooLarge) << animation.error().reason;
+  EXPECT_NE(animation.error().reason.find("frames"), std::string::npos) << animation.error().reason;
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+
+  DecodeOptions options;
+  options.limits.max_frame_count = 40000;
+  options.animation.frame_budget_bytes = 1024;
+  animation = DecodeGif(gif, options);
+  ASSERT_TRUE(animation) << animation.error().reason;
+  EXPECT_EQ(animation->FrameCount(), 40000u);
+  EXPECT_TRUE(animation->windowed());
+  for (uint32_t n : {0u, 1u, 2u, 39999u, 0u}) {
+    DecodeResult<const Surface*> canvas = animation->Compose(n);
+    ASSERT_TRUE(canvas) << canvas.error().reason;
+  }
+  EXPECT_EQ(test::Compare(test::ReferenceGifFrame(spec, 0), test::PixelsOf(**animation->Compose(0))), "");
+  // Per-frame metadata dominates: well under 128 bytes a frame, plus the compressed copy.
+  const AnimationMemory memory = animation->Memory();
+  EXPECT_LT(memory.bytes_frames, uint64_t{40000} * 128);
+  EXPECT_EQ(memory.bytes_32bpp, uint64_t{40000} * 2 * 2 * 4);
 }
 
 TEST(GifDecoder, SurvivesBadLzwCodeSizes) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "lethe/alloc.h"
 #include "lethe/decode.h"
 #include "test_images.h"
@@ -163,6 +165,33 @@ TEST(JpegDecoder, RejectsDimensionsBeyondTheLimitsBeforeDecoding) {
   DecodeResult<Surface> surface = DecodeJpeg(jpeg);
   ASSERT_FALSE(surface);
   EXPECT_EQ(surface.error().code, DecodeErrorCode::kTooLarge) << surface.error().reason;
+}
+
+// A progressive JPEG keeps every coefficient of the image in libjpeg's own memory (system malloc,
+// not lethe_*): for an 8000 x 8000 4:2:0 header of a few bytes, 192 MB, next to a 256 MB surface.
+// libjpeg may use only what the surface leaves of max_decoded_bytes, so with 400 MB the decode ends
+// in kTooLarge when libjpeg sets up its buffers, before it allocates them (given the whole 400 MB,
+// as before, it would allocate 192 MB, then the surface: 448 MB at once).
+TEST(JpegDecoder, HoldsLibjpegsBuffersAndTheSurfaceTogetherToTheDecodedBytesLimit) {
+  JpegSpec spec;
+  spec.progressive = true;
+  Bytes jpeg = test::EncodeJpeg(spec);
+  size_t sof = 0;
+  for (size_t i = 2; i + 1 < jpeg.size() && sof == 0; ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xC2) sof = i;
+  }
+  ASSERT_NE(sof, 0u);
+  jpeg[sof + 5] = 0x1F, jpeg[sof + 6] = 0x40;  // height 8000
+  jpeg[sof + 7] = 0x1F, jpeg[sof + 8] = 0x40;  // width 8000
+  for (uint64_t limit_mb : {32u, 400u}) {
+    DecodeOptions options;
+    options.limits.max_decoded_bytes = limit_mb << 20;
+    DecodeResult<Surface> surface = DecodeJpeg(jpeg, options);
+    ASSERT_FALSE(surface) << limit_mb << " MB";
+    EXPECT_EQ(surface.error().code, DecodeErrorCode::kTooLarge) << surface.error().reason;
+    const std::string expected_prefix = limit_mb == 32 ? "jpeg: output" : "jpeg start:";
+    EXPECT_EQ(surface.error().reason.rfind(expected_prefix, 0), 0u) << surface.error().reason;
+  }
 }
 
 TEST(JpegDecoder, ReportsOutOfMemoryWhenTheAllocatorRefuses) {

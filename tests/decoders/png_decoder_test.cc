@@ -99,6 +99,28 @@ TEST(PngDecoder, DecodesAtARequestedSizeLikeABoxFilterOfTheReference) {
   }
 }
 
+// One output pixel over 4200 x 4200 = 17.6 Mpx of an opaque image: its alpha sum, 255 x 17.6 M,
+// overflows 32 bits, so the downscaler must switch to 64-bit sums there (it uses 32-bit ones, half
+// the memory, below 16 Mpx per bin). Adam7, where the whole grid of bins is kept.
+TEST(PngDecoder, KeepsExactMeansWhenOneOutputPixelCoversSeventeenMegapixels) {
+  PngSpec spec;
+  spec.width = 4200;
+  spec.height = 4200;
+  spec.color_type = PNG_COLOR_TYPE_GRAY;
+  spec.bit_depth = 1;  // black and white pixels from a hash
+  spec.interlaced = true;
+  DecodeOptions options;
+  options.target_width = options.target_height = 1;
+  DecodeResult<Surface> surface = DecodePng(test::EncodePng(spec), options);
+  ASSERT_TRUE(surface) << surface.error().reason;
+  const uint8_t* pixel = surface->Row(0);
+  EXPECT_EQ(pixel[3], 255);
+  EXPECT_EQ(pixel[0], pixel[1]);
+  EXPECT_EQ(pixel[0], pixel[2]);
+  // test::BoxDownscale(test::ReferencePng(png), 1, 1) gives 153 (too slow to run here each time).
+  EXPECT_EQ(pixel[0], 153);
+}
+
 TEST(PngDecoder, NeverUpscalesBeyondTheNaturalSize) {
   PngSpec spec;
   DecodeOptions options;

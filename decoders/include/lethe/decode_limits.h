@@ -12,8 +12,10 @@
 namespace lethe {
 
 struct DecodeLimits {
-  // Pixels of one frame (PNG/JPEG image, GIF frame rectangle after clipping) and of the whole
-  // image (the output surface, the GIF logical screen / canvas).
+  // Pixels of one frame (PNG/JPEG image; a GIF frame rectangle as the file states it, before
+  // clipping to the screen, since all its rows are decompressed) and of the whole image (the output
+  // surface, the GIF logical screen / canvas). A GIF frame beyond the limit ends the decode in
+  // kTooLarge, like a frame count beyond max_frame_count: bombs are errors, not partial images.
   uint64_t max_frame_pixels = uint64_t{64} << 20;  // 64 Mpx (8192 x 8192)
   uint64_t max_image_pixels = uint64_t{64} << 20;
   // Frames of one animation (records beyond it: kTooLarge).

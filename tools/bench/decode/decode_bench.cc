@@ -16,7 +16,7 @@
 #include <png.h>
 
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,7 +32,6 @@
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-using Clock = std::chrono::steady_clock;
 
 Bytes ReadFile(const std::filesystem::path& path) {
   std::ifstream file(path, std::ios::binary);
@@ -141,27 +140,31 @@ uint64_t LetheDecode(const Bytes& bytes, lethe::ImageFormat format) {
   return 0;
 }
 
-double SecondsOf(const std::vector<Bytes>& files, lethe::ImageFormat format, bool lethe_path,
-                 uint64_t* pixels) {
-  const Clock::time_point start = Clock::now();
-  uint64_t total = 0;
-  for (const Bytes& bytes : files) {
-    if (lethe_path) {
-      total += LetheDecode(bytes, format);
-    } else if (format == lethe::ImageFormat::kPng) {
-      total += RawPng(bytes);
-    } else if (format == lethe::ImageFormat::kJpeg) {
-      total += RawJpeg(bytes);
-    } else {
-      total += RawGif(bytes);
-    }
-  }
-  *pixels = total;
-  return std::chrono::duration<double>(Clock::now() - start).count();
+// CPU seconds of this thread (user + system, page faults included): unlike wall time, it does not
+// count the time other processes hold the cores, which on a shared machine is most of the noise.
+double ThreadCpuSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+uint64_t DecodeOnce(const Bytes& bytes, lethe::ImageFormat format, bool lethe_path) {
+  if (lethe_path) return LetheDecode(bytes, format);
+  if (format == lethe::ImageFormat::kPng) return RawPng(bytes);
+  if (format == lethe::ImageFormat::kJpeg) return RawJpeg(bytes);
+  return RawGif(bytes);
+}
+
+// CPU seconds of one decode of one file; its pixels in *pixels.
+double CpuSecondsOf(const Bytes& bytes, lethe::ImageFormat format, bool lethe_path, uint64_t* pixels) {
+  const double start = ThreadCpuSeconds();
+  *pixels = DecodeOnce(bytes, format, lethe_path);
+  return ThreadCpuSeconds() - start;
 }
 
 void Throughput(const std::filesystem::path& corpus, int repeat) {
-  std::printf("== decode throughput (best of %d, interleaved)\n", repeat);
+  std::printf("== decode throughput (thread CPU time; per file best of %d, raw and Lethe interleaved)\n",
+              repeat);
   std::printf("  %-5s %5s %10s %12s %12s %10s\n", "fmt", "files", "Mpx", "raw Mpx/s", "lethe Mpx/s",
               "lethe/raw");
   const struct {
@@ -183,24 +186,31 @@ void Throughput(const std::filesystem::path& corpus, int repeat) {
       files.push_back(std::move(bytes));
     }
     if (files.empty()) continue;
-    double best_raw = 1e30, best_lethe = 1e30;
-    uint64_t raw_pixels = 0, lethe_pixels = 0;
-    for (int run = 0; run < repeat; ++run) {
-      best_raw = std::min(best_raw, SecondsOf(files, set.format, false, &raw_pixels));
-      best_lethe = std::min(best_lethe, SecondsOf(files, set.format, true, &lethe_pixels));
+    double raw_seconds = 0, lethe_seconds = 0;
+    uint64_t raw_pixels = 0;
+    for (const Bytes& bytes : files) {
+      double best_raw = 1e30, best_lethe = 1e30;
+      uint64_t pixels = 0, lethe_pixels = 0;
+      for (int run = 0; run < repeat; ++run) {
+        best_raw = std::min(best_raw, CpuSecondsOf(bytes, set.format, false, &pixels));
+        best_lethe = std::min(best_lethe, CpuSecondsOf(bytes, set.format, true, &lethe_pixels));
+      }
+      raw_seconds += best_raw;
+      lethe_seconds += best_lethe;
+      raw_pixels += pixels;
     }
-    const double mpx = static_cast<double>(raw_pixels) / 1e6;
     // Both paths do the same work; Mpx counts the raw library's pixels (Lethe counts GIF frames
     // after clipping to the screen, which can be fewer).
-    (void)lethe_pixels;
+    const double mpx = static_cast<double>(raw_pixels) / 1e6;
     std::printf("  %-5s %5zu %10.2f %12.1f %12.1f %9.3fx %s\n", set.name, files.size(), mpx,
-                mpx / best_raw, mpx / best_lethe, best_lethe / best_raw,
-                best_lethe <= best_raw * 1.05 ? "(within 5%: MET)" : "(target within 5%: NOT MET)");
+                mpx / raw_seconds, mpx / lethe_seconds, lethe_seconds / raw_seconds,
+                lethe_seconds <= raw_seconds * 1.05 ? "(within 5%: MET)" : "(target within 5%: NOT MET)");
   }
 }
 
 struct Held {
-  uint64_t frames_bytes = 0, canvas_bytes = 0, bytes_32bpp = 0, frames_held = 0, frames = 0;
+  uint64_t frames_bytes = 0, canvas_bytes = 0, compressed_bytes = 0, bytes_32bpp = 0;
+  uint64_t frames_held = 0, frames = 0;
 };
 
 // Decodes and plays every frame once; memory as it stands afterwards.
@@ -213,6 +223,7 @@ bool Play(const Bytes& bytes, const lethe::DecodeOptions& options, Held* held) {
   const lethe::AnimationMemory memory = animation->Memory();
   held->frames_bytes += memory.bytes_frames;
   held->canvas_bytes += memory.bytes_canvas;
+  held->compressed_bytes += memory.bytes_compressed;
   held->bytes_32bpp += memory.bytes_32bpp;
   held->frames_held += memory.frames_held;
   held->frames += animation->FrameCount();
@@ -256,8 +267,8 @@ void FirefoxComparison(const std::filesystem::path& dir) {
                   {"agd-anim_flag_ok_large.gif", 34.94, 2}, {"openimg-cats.gif", 7.19, 13},
                   {"openimg-hand.gif", 7.72, 12}};
   std::printf("\n== the 7 largest animations, Lethe defaults (8 MiB frame budget), after playing each once\n");
-  std::printf("  %-28s %7s %10s %10s %8s | %10s %8s\n", "file", "frames", "stored MB", "canvas MB",
-              "held", "Firefox MB", "held");
+  std::printf("  %-28s %7s %10s %10s %8s %8s | %10s %8s\n", "file", "frames", "stored MB",
+              "canvas MB", "held", "file MB", "Firefox MB", "held");
   Held total;
   double firefox_mb = 0;
   int firefox_frames = 0;
@@ -267,12 +278,13 @@ void FirefoxComparison(const std::filesystem::path& dir) {
       std::printf("  %-28s missing or failed\n", entry.file);
       continue;
     }
-    std::printf("  %-28s %7llu %10.2f %10.2f %8llu | %10.2f %8d\n", entry.file,
+    std::printf("  %-28s %7llu %10.2f %10.2f %8llu %8.2f | %10.2f %8d\n", entry.file,
                 static_cast<unsigned long long>(one.frames), static_cast<double>(one.frames_bytes) / 1e6,
                 static_cast<double>(one.canvas_bytes) / 1e6, static_cast<unsigned long long>(one.frames_held),
-                entry.firefox_mb, entry.firefox_frames);
+                static_cast<double>(one.compressed_bytes) / 1e6, entry.firefox_mb, entry.firefox_frames);
     total.frames_bytes += one.frames_bytes;
     total.canvas_bytes += one.canvas_bytes;
+    total.compressed_bytes += one.compressed_bytes;
     total.frames_held += one.frames_held;
     firefox_mb += entry.firefox_mb;
     firefox_frames += entry.firefox_frames;
@@ -284,13 +296,18 @@ void FirefoxComparison(const std::filesystem::path& dir) {
               lethe_mb / firefox_mb, lethe_mb < firefox_mb ? "MET" : "NOT MET",
               static_cast<double>(total.frames_held) / firefox_frames,
               total.frames_held >= 4u * static_cast<unsigned>(firefox_frames) ? "MET" : "NOT MET");
+  // Not part of the target (Firefox keeps its compressed data too), shown so nothing is hidden.
+  std::printf("  'file MB': the compressed copy a windowed animation keeps to decode ahead: %.1f MB;\n"
+              "  with it Lethe holds %.1f MB\n",
+              static_cast<double>(total.compressed_bytes) / 1e6,
+              lethe_mb + static_cast<double>(total.compressed_bytes) / 1e6);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::filesystem::path corpus = LETHE_CORPUS_DIR;
-  int repeat = 5;
+  int repeat = 7;
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     if (argument == "--corpus" && i + 1 < argc) {
