@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "display_surface.h"
@@ -73,6 +74,8 @@ class EngineImpl {
   Framebuffer framebuffer_;
   // Surfaces decoded but refused by the cache (over budget): drawn once, then dropped.
   std::unordered_map<SurfaceKey, std::shared_ptr<CachedSurface>, SurfaceKeyHash> uncached_;
+  // Keys whose decode failed: not tried again (a broken file stays broken; logged once).
+  std::unordered_set<SurfaceKey, SurfaceKeyHash> failed_;
   std::unique_ptr<DecodePool> pool_;
   std::vector<MemoryPressure::Subscription> subscriptions_;
   std::vector<MemoryReporter::Registration> registrations_;

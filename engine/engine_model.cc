@@ -248,7 +248,7 @@ SurfaceKey EngineImpl::KeyFor(const DocumentImage& image) const {
 
 void EngineImpl::RequestDecode(const DocumentImage& image, bool urgent) {
   SurfaceKey key = KeyFor(image);
-  if (uncached_.count(key) != 0 || pool_->IsPending(key)) return;
+  if (uncached_.count(key) != 0 || failed_.count(key) != 0 || pool_->IsPending(key)) return;
   if (surfaces_.Lookup(key) != nullptr) return;
   DecodeJob job;
   job.key = key;
@@ -270,6 +270,7 @@ void EngineImpl::RequestDecode(const DocumentImage& image, bool urgent) {
 void EngineImpl::OnDecoded(DecodeOutcome outcome) {
   if (outcome.surface == nullptr) {
     ++stats_.decode_failure_count;
+    failed_.insert(outcome.key);
     log_(outcome.error);
     return;
   }

@@ -317,5 +317,110 @@ TEST_F(EngineTest, TraceRecordsCountersAndEvents) {
   EXPECT_FALSE(engine->WriteTrace(site_.dir().File("t.json")).ok());  // no trace_path
 }
 
+TEST_F(EngineTest, DecodePoolShowsThePlaceholderUntilTheSurfaceIsBackAfterADiscard) {
+  EngineOptions options = TestOptions(&log_);
+  options.decode_threads = 2;
+  auto engine = Make(options);
+  WindowId tab = engine->OpenWindow();
+  ASSERT_TRUE(engine->Navigate(tab, site_.Page(1)).ok());
+  // First sight: no surface and no placeholder yet.
+  EXPECT_EQ(PixelAt(engine->DrawFrame(), 20, 20), 0xffecececu);
+  EXPECT_GE(engine->stats().blank_draw_count, 1u);
+  engine->WaitForDecodes();
+  EXPECT_EQ(PixelAt(engine->DrawFrame(), 20, 20), 0xffff0000u);
+  std::string red_url = Images(*engine, tab)[0].url;
+  auto encoded = engine->image_cache().Get(red_url);
+  ASSERT_NE(encoded, nullptr);
+  EXPECT_GT(encoded->placeholder().size(), 4u);
+  EXPECT_LE(encoded->placeholder_bytes(), 4096u);
+
+  // Scrolled away and discarded by pressure: the compressed bytes and placeholder stay.
+  engine->ScrollTo(tab, 1900);
+  engine->OnMemoryPressure(MemoryPressureLevel::kCritical);
+  engine->ScrollTo(tab, 0);
+  uint64_t placeholders = engine->stats().placeholder_draw_count;
+  EXPECT_EQ(PixelAt(engine->DrawFrame(), 20, 20), 0xffff0000u);  // the placeholder of a red image
+  EXPECT_EQ(engine->stats().placeholder_draw_count, placeholders + 2);  // red and the animation
+  engine->WaitForDecodes();
+  uint64_t surfaces = engine->stats().surface_draw_count;
+  EXPECT_EQ(PixelAt(engine->DrawFrame(), 20, 20), 0xffff0000u);
+  EXPECT_GT(engine->stats().surface_draw_count, surfaces);
+  EXPECT_EQ(engine->stats().placeholder_draw_count, placeholders + 2);
+  EXPECT_GE(engine->surface_cache().stats().redecode_count, 1u);
+}
+
+TEST_F(EngineTest, DecodeFailuresAreLoggedAndDrawnAsBlank) {
+  auto engine = Make();
+  // A PNG whose header probes fine but whose compressed image data is garbage.
+  test::PngSpec spec;
+  spec.width = 64;
+  spec.height = 32;
+  std::vector<uint8_t> png = test::EncodePng(spec);
+  for (size_t i = 45; i + 16 < png.size(); ++i) png[i] = 0x55;
+  testing::WriteBytes(site_.Image("bad.png"), png);
+  testing::WriteFile(site_.dir().File("bad.json"), R"({"height": 100, "items": [
+    {"type": "image", "src": "img/bad.png", "x": 0, "y": 0, "width": 64, "height": 32}]})");
+  WindowId tab = engine->OpenWindow();
+  ASSERT_TRUE(engine->Navigate(tab, site_.dir().File("bad.json")).ok());
+  EXPECT_EQ(PixelAt(engine->DrawFrame(), 10, 10), 0xffecececu);
+  engine->DrawFrame();  // not tried again
+  EXPECT_EQ(engine->stats().decode_failure_count, 1u);
+  ASSERT_FALSE(log_.empty());
+  EXPECT_NE(log_.back().find("bad.png"), std::string::npos) << log_.back();
+}
+
+TEST_F(EngineTest, ScreenshotWritesTheFrameAsPng) {
+  auto engine = Make();
+  WindowId tab = engine->OpenWindow();
+  ASSERT_TRUE(engine->Navigate(tab, site_.Page(1)).ok());
+  std::string path = site_.dir().File("shot.png");
+  ASSERT_TRUE(engine->Screenshot(path).ok());
+  std::string png = testing::ReadFile(path);
+  std::vector<uint8_t> bytes(png.begin(), png.end());
+  test::Pixels pixels = test::ReferencePng(bytes);
+  ASSERT_EQ(pixels.width, 400u);
+  ASSERT_EQ(pixels.height, 300u);
+  const uint8_t* red = pixels.At(20, 20);  // BGRA
+  EXPECT_EQ(red[0], 0);
+  EXPECT_EQ(red[1], 0);
+  EXPECT_EQ(red[2], 255);
+  EXPECT_EQ(red[3], 255);
+  const uint8_t* white = pixels.At(390, 290);
+  EXPECT_EQ(white[0] + white[1] + white[2], 3 * 255);
+  int ink = 0;
+  for (uint32_t y = 60; y < 90; ++y) {
+    for (uint32_t x = 10; x < 200; ++x) ink += pixels.At(x, y)[0] < 128 ? 1 : 0;
+  }
+  EXPECT_GT(ink, 50);
+  Status bad = engine->Screenshot("/nonexistent/dir/shot.png");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("/nonexistent/dir/shot.png"), std::string::npos) << bad.message();
+}
+
+TEST_F(EngineTest, FramesWithoutAWindowAreWhite) {
+  auto engine = Make();
+  EXPECT_EQ(PixelAt(engine->DrawFrame(), 0, 0), 0xffffffffu);
+  WindowId tab = engine->OpenWindow();
+  engine->CloseWindow(tab);
+  EXPECT_EQ(engine->foreground_window(), 0u);
+  EXPECT_FALSE(engine->GoBack(tab));
+  EXPECT_EQ(PixelAt(engine->DrawFrame(), 399, 299), 0xffffffffu);
+}
+
+TEST_F(EngineTest, ClosingAWindowReleasesItsDocumentsAndImages) {
+  auto engine = Make();
+  WindowId tab = engine->OpenWindow();
+  ASSERT_TRUE(engine->Navigate(tab, site_.Page(1)).ok());
+  ASSERT_TRUE(engine->Navigate(tab, site_.Page(2)).ok());
+  engine->DrawFrame();
+  EXPECT_EQ(engine->bfcache().document_count(), 1u);
+  engine->CloseWindow(tab);
+  EXPECT_EQ(engine->bfcache().document_count(), 0u);
+  EXPECT_EQ(engine->Memory().surfaces_bytes, 0u);  // no document uses the images any more
+  EXPECT_EQ(engine->image_cache().referenced_bytes(), 0u);
+  engine->RunFor(minutes(3));  // unreferenced compressed bytes age out (2 x 60 s)
+  EXPECT_EQ(engine->Memory().images_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace lethe
