@@ -12,6 +12,8 @@
 //   lethe-browse --simulated --load site/pages/page-01.json --scroll-by 1200 --screenshot a.png
 //       --open --load site/pages/page-02.json --tab 1 --run 30 --stats --report memory.json
 //
+// --wait-decodes draws a frame (drawing asks for the visible images) and waits for the decode
+// pool, so that a following --screenshot shows decoded images rather than placeholders.
 // --load opens a window when none is open; --tab N brings the N-th open window to the foreground
 // (and later actions apply to it); --serve runs the loop until SIGINT/SIGTERM, for lethe-pressure
 // through --control. Every action prints one line; the exit status is 0, 1 when an action failed,
@@ -137,6 +139,7 @@ class Browser {
     if (name == "--back" || name == "--forward") return History(name == "--back");
     if (name == "--run") return RunFor(std::atof(action.value.c_str()));
     if (name == "--wait-decodes") {
+      engine_.DrawFrame();  // a draw is what asks for the visible images' decodes
       engine_.WaitForDecodes();
       return Say("decodes finished");
     }
