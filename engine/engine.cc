@@ -375,6 +375,9 @@ std::vector<WindowId> Engine::windows() const {
 }
 const Window* Engine::window(WindowId id) const { return impl_->FindWindow(id); }
 Status Engine::Navigate(WindowId id, const std::string& path) { return impl_->Navigate(id, path); }
+Status Engine::Load(WindowId id, const PageDescription& page, const std::string& url) {
+  return impl_->Load(id, page, url);
+}
 bool Engine::GoBack(WindowId id) { return impl_->GoBack(id); }
 bool Engine::GoForward(WindowId id) { return impl_->GoForward(id); }
 void Engine::ScrollTo(WindowId id, int y) { impl_->ScrollTo(id, y); }

@@ -37,6 +37,7 @@ class EngineImpl {
   void CloseWindow(WindowId id);
   void SetForegroundWindow(WindowId id);
   Status Navigate(WindowId id, const std::string& path);
+  Status Load(WindowId id, const PageDescription& page, const std::string& url);
   bool GoBack(WindowId id);
   bool GoForward(WindowId id);
   void ScrollTo(WindowId id, int y);
@@ -89,6 +90,9 @@ class EngineImpl {
 
  private:
   std::unique_ptr<Document> LoadDocument(const std::string& path, std::string* error);
+  std::unique_ptr<Document> MakeDocument(const PageDescription& page, const std::string& url);
+  // Makes `document` the window's new history entry (the old one frozen in the BfCache).
+  void Show(Window& window, std::unique_ptr<Document> document, const std::string& url);
   // After any change of scroll, document or foreground: locks, animations, decode-ahead.
   void UpdateDisplay(Window& window);
   void StopAnimations(Window& window);

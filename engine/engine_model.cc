@@ -94,8 +94,12 @@ std::unique_ptr<Document> EngineImpl::LoadDocument(const std::string& path, std:
                             static_cast<int>(info->OrientedHeight())}},
                           options_.viewport_width);
   }
+  return MakeDocument(page, path);
+}
+
+std::unique_ptr<Document> EngineImpl::MakeDocument(const PageDescription& page, const std::string& url) {
   ++stats_.page_load_count;
-  auto document = std::make_unique<Document>(page, path, store_);
+  auto document = std::make_unique<Document>(page, url, store_);
   for (const std::string& broken : document->broken_images()) log_(broken);
   return document;
 }
@@ -133,25 +137,37 @@ Status EngineImpl::Navigate(WindowId id, const std::string& path) {
   std::string error;
   std::unique_ptr<Document> document = LoadDocument(path, &error);
   if (document == nullptr) return Status::Error(error);
-  FreezeCurrent(*window);
+  Show(*window, std::move(document), path);
+  return Status::Ok();
+}
+
+Status EngineImpl::Load(WindowId id, const PageDescription& page, const std::string& url) {
+  Window* window = FindWindow(id);
+  if (window == nullptr) return Status::Error("no window " + std::to_string(id));
+  Show(*window, MakeDocument(page, url), url);
+  return Status::Ok();
+}
+
+void EngineImpl::Show(Window& window, std::unique_ptr<Document> document, const std::string& url) {
+  const WindowId id = window.id();
+  FreezeCurrent(window);
   // The forward list is dropped by the navigation: so are its frozen documents.
-  const SessionHistory& history = window->history();
+  const SessionHistory& history = window.history();
   for (size_t i = history.entries().empty() ? 0 : history.index() + 1; i < history.entries().size();
        ++i) {
     bfcache_.Take({id, static_cast<int32_t>(i)});
   }
   bool full = history.entries().size() >= SessionHistory::kDefaultMaxEntries;
-  window->mutable_history().Navigate(path);
+  window.mutable_history().Navigate(url);
   // At the cap the oldest entry went and every index moved down by one: the frozen documents'
   // keys no longer match, so they go (rare: 50 entries in one tab).
   if (full) bfcache_.RemoveSession(id);
-  bfcache_.SetCurrentIndex(id, static_cast<int32_t>(window->history().index()));
-  window->SwapDocument(std::move(document), surfaces_);
-  window->SetScroll(0);
-  UpdateDisplay(*window);
-  TraceInstant("navigate", {{"window", std::to_string(id)}, {"url", path}});
+  bfcache_.SetCurrentIndex(id, static_cast<int32_t>(window.history().index()));
+  window.SwapDocument(std::move(document), surfaces_);
+  window.SetScroll(0);
+  UpdateDisplay(window);
+  TraceInstant("navigate", {{"window", std::to_string(id)}, {"url", url}});
   ArmTicks();
-  return Status::Ok();
 }
 
 bool EngineImpl::Traverse(WindowId id, bool back) {
@@ -275,6 +291,7 @@ void EngineImpl::OnDecoded(DecodeOutcome outcome) {
     return;
   }
   ++stats_.decode_count;
+  stats_.decode_time += outcome.decode_time;
   if (outcome.inserted == SurfaceInsertOutcome::kOverBudget) uncached_[outcome.key] = outcome.surface;
   if (!outcome.placeholder.empty()) {
     (void)images_.SetPlaceholder(outcome.url, outcome.placeholder);  // the entry may be gone

@@ -94,6 +94,22 @@ TEST_F(EngineTest, NavigatesToASingleImage) {
   EXPECT_FALSE(engine->Navigate(tab, site_.dir().File("page1.txt")).ok());
 }
 
+TEST_F(EngineTest, LoadsAPageMadeInMemory) {
+  auto engine = Make();
+  WindowId tab = engine->OpenWindow();
+  PageDescription page;
+  page.height = 500;
+  page.background = 0xff0000ff;
+  page.items.push_back(PageImageItem{site_.Image("green.gif"), {0, 0, 64, 32}});
+  ASSERT_TRUE(engine->Load(tab, page, "memory:page").ok());
+  EXPECT_EQ(engine->window(tab)->history().current()->url, "memory:page");
+  const Framebuffer& frame = engine->DrawFrame();
+  EXPECT_EQ(PixelAt(frame, 5, 5), 0xff00ff00u);
+  EXPECT_EQ(PixelAt(frame, 100, 100), 0xff0000ffu);
+  EXPECT_FALSE(engine->Load(tab + 1, page, "x").ok());
+  EXPECT_GT(engine->stats().decode_time.count(), 0);
+}
+
 TEST_F(EngineTest, ForegroundViewportImagesAreLockedAndNothingElse) {
   auto engine = Make();
   WindowId tab = engine->OpenWindow();

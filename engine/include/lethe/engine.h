@@ -47,6 +47,7 @@
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_pressure_level.h"
 #include "lethe/memory_reporter.h"
+#include "lethe/page_description.h"
 #include "lethe/pressure_monitor.h"
 #include "lethe/shaped_word_cache.h"
 #include "lethe/surface.h"
@@ -148,6 +149,7 @@ struct MemorySnapshot {
 
 struct EngineStats {
   uint64_t decode_count = 0;          // surfaces decoded (any thread)
+  Clock::Duration decode_time{};      // real time spent decoding them, summed over threads
   uint64_t decode_failure_count = 0;
   uint64_t decode_ahead_count = 0;    // decodes asked for images not yet visible
   uint64_t placeholder_draw_count = 0;  // image draws that showed the placeholder
@@ -187,6 +189,9 @@ class Engine {
   // Loads a page description (.json) or a single image file (PNG/JPEG/GIF) into the window, as a
   // new history entry. An error names the file and the problem; the window then keeps its page.
   Status Navigate(WindowId id, const std::string& path);
+  // Shows a page made in memory (`url` names it in the history). Going back to it after the
+  // BfCache dropped it loads `url` again, so give a loadable path when that matters.
+  Status Load(WindowId id, const PageDescription& page, const std::string& url);
   // Back/forward: the document comes from the BfCache when it is still there (else it is loaded
   // again). False at either end of the history or for an unknown window.
   bool GoBack(WindowId id);
