@@ -439,6 +439,13 @@ TEST_F(EngineTest, ClosingAWindowReleasesItsDocumentsAndImages) {
   EXPECT_EQ(engine->image_cache().referenced_bytes(), 0u);
   engine->RunFor(minutes(3));  // unreferenced compressed bytes age out (2 x 60 s)
   EXPECT_EQ(engine->Memory().images_bytes, 0u);
+  EXPECT_EQ(engine->Memory().fonts_bytes, 0u);
+  EXPECT_EQ(engine->Memory().shaped_words_bytes, 0u);
+  // Nothing left to expire: no timer, so an idle engine sleeps.
+  EXPECT_EQ(engine->loop().timer_count(), 0u);
+  uint64_t fired = engine->loop().stats().timer_fire_count;
+  engine->RunFor(minutes(10));
+  EXPECT_EQ(engine->loop().stats().timer_fire_count, fired);
 }
 
 }  // namespace
