@@ -65,6 +65,7 @@ Surface PlaceholderToSurface(std::span<const uint8_t> bytes) {
 namespace {
 
 void FillFromAnimation(AnimatedImage& image, DecodeOutcome& outcome, bool want_placeholder) {
+  outcome.loop_count = image.LoopCount();
   outcome.frame_delays_ms.reserve(image.FrameCount());
   for (uint32_t i = 0; i < image.FrameCount(); ++i) {
     outcome.frame_delays_ms.push_back(image.Frame(i).delay_ms);

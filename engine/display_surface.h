@@ -75,6 +75,7 @@ struct DecodeOutcome {
   Clock::Duration decode_time{};           // real time spent decoding
   std::vector<uint8_t> placeholder;        // empty unless asked and possible
   std::vector<uint32_t> frame_delays_ms;   // an animation's, in frame order
+  int32_t loop_count = 0;                  // an animation's NETSCAPE2.0 count (-1: play once)
   SurfaceInsertOutcome inserted = SurfaceInsertOutcome::kInvalid;  // set by whoever inserts it
 };
 

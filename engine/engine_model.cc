@@ -209,7 +209,9 @@ void EngineImpl::UpdateDisplay(Window& window) {
   for (size_t i = 0; i < images.size(); ++i) {
     DocumentImage& image = images[i];
     bool visible = window.foreground() && image.image_id != 0 && window.InViewport(image);
-    if (image.animated() && visible && image.frame_timer == 0) ScheduleFrame(window, i);
+    if (image.animated() && visible && !image.finished && image.frame_timer == 0) {
+      ScheduleFrame(window, i);
+    }
     if (image.animated() && !visible && image.frame_timer != 0) {
       loop_.CancelTimer(image.frame_timer);
       image.frame_timer = 0;
@@ -248,6 +250,17 @@ void EngineImpl::OnFrameTimer(WindowId id, size_t index) {
   image.frame_timer = 0;
   image.frame = (image.frame + 1) % std::max<uint32_t>(1, image.frame_count);
   ++image.frames_shown;
+  if (image.frame + 1 == image.frame_count) {
+    // The last frame is showing: one play done. Browsers play a GIF loop_count + 1 times (once
+    // without the extension) and then keep its last frame.
+    ++image.plays;
+    const ImageRecord* record = store_.Find(image.image_id);
+    int32_t loops = record != nullptr ? record->loop_count : 0;
+    if (loops != 0 && static_cast<int64_t>(image.plays) >= (loops < 0 ? 1 : int64_t{loops} + 1)) {
+      image.finished = true;
+      return;
+    }
+  }
   if (window->foreground() && window->InViewport(image)) ScheduleFrame(*window, index);
 }
 
@@ -299,6 +312,7 @@ void EngineImpl::OnDecoded(DecodeOutcome outcome) {
   if (!outcome.frame_delays_ms.empty()) {
     if (ImageRecord* record = store_.Find(outcome.key.image_id)) {
       record->frame_delays_ms = std::move(outcome.frame_delays_ms);
+      record->loop_count = outcome.loop_count;
     }
   }
   ArmTicks();

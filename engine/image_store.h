@@ -27,6 +27,8 @@ struct ImageRecord {
   std::string url;
   ImageHeaderInfo header;
   std::vector<uint32_t> frame_delays_ms;  // filled by the first decode of an animation
+  // NETSCAPE2.0: 0 loops forever, n > 0 plays n + 1 times, -1 (no extension) plays once.
+  int32_t loop_count = 0;
   uint32_t document_reference_count = 0;
   bool animated() const { return header.frame_count > 1; }
 };

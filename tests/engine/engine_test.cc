@@ -222,6 +222,30 @@ TEST_F(EngineTest, AnimationsAdvanceOnlyInTheForegroundViewport) {
   EXPECT_EQ(animation.frames_shown, before);
 }
 
+TEST_F(EngineTest, AnimationsStopOnTheirLastFrameAfterTheirLoopCount) {
+  // Three frames, played once (no loop extension) and twice (loop count 1).
+  testing::WriteBytes(site_.Image("once.gif"),
+                      testing::SolidGif(16, 16, {testing::kRed, testing::kGreen, testing::kBlue}, 10, -1));
+  testing::WriteBytes(site_.Image("twice.gif"),
+                      testing::SolidGif(16, 16, {testing::kRed, testing::kGreen, testing::kBlue}, 10, 1));
+  testing::WriteFile(site_.dir().File("loops.json"), R"({"height": 100, "items": [
+    {"type": "image", "src": "img/once.gif", "x": 0, "y": 0, "width": 16, "height": 16},
+    {"type": "image", "src": "img/twice.gif", "x": 20, "y": 0, "width": 16, "height": 16}]})");
+  auto engine = Make();
+  WindowId tab = engine->OpenWindow();
+  ASSERT_TRUE(engine->Navigate(tab, site_.dir().File("loops.json")).ok());
+  engine->DrawFrame();
+  engine->RunFor(seconds(5));
+  const auto& images = Images(*engine, tab);
+  EXPECT_EQ(images[0].frames_shown, 2u);  // 0 -> 1 -> 2, then stays
+  EXPECT_TRUE(images[0].finished);
+  EXPECT_EQ(images[1].frames_shown, 5u);  // 0 -> 1 -> 2 -> 0 -> 1 -> 2
+  EXPECT_TRUE(images[1].finished);
+  EXPECT_EQ(images[1].frame_timer, 0u);
+  EXPECT_EQ(PixelAt(engine->DrawFrame(), 5, 5), 0xff0000ffu);  // the last frame: blue
+  EXPECT_EQ(engine->loop().timer_count(), 0u);  // nothing to wake for
+}
+
 TEST_F(EngineTest, DrawsImagesAndTextAtTheirLayoutPositions) {
   auto engine = Make();
   WindowId tab = engine->OpenWindow();

@@ -18,7 +18,8 @@ inline void WriteBytes(const std::string& path, const std::vector<uint8_t>& byte
 
 // A GIF of `frames` frames, each one solid colour from `colors` (frame i uses colors[i]).
 inline std::vector<uint8_t> SolidGif(uint32_t width, uint32_t height,
-                                     const std::vector<test::GifColor>& colors, int delay_cs = 10) {
+                                     const std::vector<test::GifColor>& colors, int delay_cs = 10,
+                                     int loop_count = 0) {
   test::GifSpec spec;
   spec.width = width;
   spec.height = height;
@@ -26,7 +27,7 @@ inline std::vector<uint8_t> SolidGif(uint32_t width, uint32_t height,
   while (spec.global_palette.size() < 2 || (spec.global_palette.size() & (spec.global_palette.size() - 1))) {
     spec.global_palette.push_back({0, 0, 0});
   }
-  spec.loop_count = colors.size() > 1 ? 0 : -1;
+  spec.loop_count = colors.size() > 1 ? loop_count : -1;
   for (size_t i = 0; i < colors.size(); ++i) {
     test::GifFrameSpec frame;
     frame.width = width;

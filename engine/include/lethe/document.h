@@ -38,6 +38,8 @@ struct DocumentImage {
   bool locked = false;       // holds one SurfaceCache lock
   uint32_t frame = 0;        // the animation frame shown
   uint64_t frames_shown = 0; // frame advances since load (tests, stats)
+  uint32_t plays = 0;        // times the last frame was reached
+  bool finished = false;     // played its loop count: stays on its last frame
   EventLoop::TimerId frame_timer = 0;
   bool animated() const { return frame_count > 1; }
 };
