@@ -1,16 +1,16 @@
-// lethe-demo — the standalone image-cache demo.
+// lethe-demo — the standalone image-cache demo, on lethe::Engine.
 //
 //   lethe-demo [DIR] [--out DIR] [--cap-mb N]
 //
 // Loads every image of DIR (default: the images of the project's sample site, which the build
-// generates with tools/sample_site; a site's root directory works too) into an ImageCache, lays
-// them out as one long page, and "draws" a scrolling viewport over simulated minutes on a
-// ManualClock: visible images are locked, surfaces that scroll away expire (2 x 10 s) and are
-// decoded again when they scroll back; then a critical memory-pressure event, then idle. Prints a
+// generates with tools/sample_site; a site's root directory works too), lays them out as one
+// long page in an Engine window, and scrolls its viewport over simulated minutes on the engine's
+// ManualClock: the engine locks the visible images, surfaces that scroll away expire (2 x 10 s) and
+// are decoded again when they scroll back, frames are really drawn (BGRA, fonts); then a critical
+// memory-pressure event, then the tab goes to the background and the engine idles. Prints a
 // progress line, then a summary; writes memory-report.json.gz (about:memory; taken just before the
 // pressure event, page on screen) and memory-over-time.svg into the output directory (default: the
 // current directory).
-// Decoding is real: lethe::decoders, through the one step in demo_decode.h.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,16 +19,18 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <variant>
 #include <vector>
 
-#include "demo_decode.h"
 #include "lethe/alloc.h"
 #include "lethe/clock.h"
-#include "lethe/image_cache.h"
+#include "lethe/decode.h"
+#include "lethe/engine.h"
+#include "lethe/image_format.h"
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_reporter.h"
 #include "lethe/surface_cache.h"
-#include "sample_site.h"  // tools/sample_site
+#include "sample_site.h"
 #include "timeline_chart.h"
 
 namespace lethe::demo {
@@ -37,18 +39,20 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+constexpr uint32_t kViewportWidth = 1024;
 constexpr uint32_t kViewportHeight = 900;
 constexpr uint32_t kGap = 16;
 constexpr Clock::Duration kStep = milliseconds(100);
+constexpr int kStepsPerDraw = 5;  // a frame every 500 ms of simulated time
 
 struct PageImage {
-  std::string url;
-  uint64_t id = 0;
-  ImageHeaderInfo header;
+  std::string path;
+  uint32_t width = 0;
+  uint32_t height = 0;
   uint32_t top = 0;  // page coordinates
-  uint64_t full_canvas_bgra_bytes = 0;
-  uint64_t decoded_bytes = 0;  // MemoryBytes of its surface
-  bool visible = false;
+  bool animated = false;
+  uint64_t full_canvas_bgra_bytes = 0;  // every frame as a 32-bit canvas
+  uint64_t decoded_bytes = 0;           // what lethe::decoders holds for it (paletted frames)
 };
 
 struct Options {
@@ -56,14 +60,6 @@ struct Options {
   std::string out = ".";
   uint64_t cap_bytes = DefaultSurfaceCacheMaxBytes();
   bool sample_site = true;
-};
-
-struct Counters {
-  uint64_t decodes = 0;
-  uint64_t redecodes = 0;
-  uint64_t uncached_draws = 0;
-  uint64_t decode_failures = 0;
-  double decode_seconds = 0;
 };
 
 double Mb(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
@@ -75,34 +71,42 @@ bool ReadFile(const std::filesystem::path& path, std::vector<uint8_t>* bytes) {
   return !in.bad();
 }
 
+EngineOptions MakeEngineOptions(const Options& options) {
+  EngineOptions engine;
+  engine.simulated_time = true;
+  engine.decode_threads = 0;  // deterministic figures: decodes run inside the draw
+  engine.pressure_sources = false;  // the demo's one pressure event is its own
+  engine.viewport_width = kViewportWidth;
+  engine.viewport_height = kViewportHeight;
+  engine.surfaces.max_bytes = options.cap_bytes;
+  engine.process_name = "lethe-demo";
+  engine.log = [](std::string_view line) {
+    std::fprintf(stderr, "\nlethe-demo: %.*s\n", static_cast<int>(line.size()), line.data());
+  };
+  return engine;
+}
+
 class Demo {
  public:
-  explicit Demo(const Options& options)
-      : options_(options),
-        surfaces_(clock_, [&] {
-          SurfaceCacheOptions cache_options;
-          cache_options.max_bytes = options.cap_bytes;
-          return cache_options;
-        }()),
-        images_(clock_),
-        pressure_(clock_),
-        reporter_("lethe-demo") {
-    subscriptions_.push_back(surfaces_.SubscribeTo(pressure_));
-    subscriptions_.push_back(images_.SubscribeTo(pressure_));
-    registrations_.push_back(surfaces_.RegisterReporter(reporter_));
-    registrations_.push_back(images_.RegisterReporter(reporter_));
-  }
+  explicit Demo(const Options& options) : options_(options) {}
 
   int Run() {
-    std::error_code error;
+    std::error_code site_error;
     // A generated site's root (index.json, images/, pages/): its images.
-    if (std::filesystem::is_regular_file(options_.directory + "/index.json", error) &&
-        std::filesystem::is_directory(options_.directory + "/images", error)) {
+    if (std::filesystem::is_regular_file(options_.directory + "/index.json", site_error) &&
+        std::filesystem::is_directory(options_.directory + "/images", site_error)) {
       options_.directory += "/images";
     }
-    std::printf("lethe-demo: images from %s\ndecoder: %s\n", options_.directory.c_str(), DecoderName());
+    std::printf("lethe-demo: images from %s\ndecoder: %s\n", options_.directory.c_str(),
+                "lethe::decoders, drawn by lethe::Engine");
+    std::string error;
+    engine_ = Engine::Create(MakeEngineOptions(options_), &error);
+    if (engine_ == nullptr) {
+      std::fprintf(stderr, "lethe-demo: %s\n", error.c_str());
+      return 1;
+    }
     if (!Load()) return 1;
-    start_ = clock_.Now();
+    start_ = engine_->clock().Now();
     Scroll("scroll down", 0, page_height_ > kViewportHeight ? page_height_ - kViewportHeight : 0,
            std::chrono::minutes(3));
     Scroll("read", scroll_, scroll_, std::chrono::minutes(1));
@@ -128,32 +132,58 @@ class Demo {
     for (const auto& path : files) LoadOne(path);
     std::printf("loaded %zu images (%zu animated), %zu skipped; page %u px high\n", page_.size(),
                 animated_count_, skipped_count_, page_height_);
-    if (page_.empty()) std::fprintf(stderr, "lethe-demo: no image to show\n");
-    return !page_.empty();
+    if (page_.empty()) {
+      std::fprintf(stderr, "lethe-demo: no image to show\n");
+      return false;
+    }
+    PageDescription page;
+    page.title = "lethe-demo";
+    page.width = static_cast<int>(kViewportWidth);
+    page.height = static_cast<int>(std::max(page_height_, kViewportHeight));
+    for (const PageImage& image : page_) {
+      page.items.push_back(PageImageItem{image.path, {0, static_cast<int>(image.top),
+                                                      static_cast<int>(image.width),
+                                                      static_cast<int>(image.height)}});
+    }
+    tab_ = engine_->OpenWindow();
+    Status status = engine_->Load(tab_, page, options_.directory);
+    if (!status.ok()) std::fprintf(stderr, "lethe-demo: %s\n", status.message().c_str());
+    return status.ok();
   }
 
+  // A first decode validates the file (a truncated or damaged image is reported, never drawn as
+  // whole) and measures what an animation costs paletted against 32 bits per pixel.
   void LoadOne(const std::filesystem::path& path) {
     std::vector<uint8_t> bytes;
     std::string name = path.filename().string();
     if (!ReadFile(path, &bytes)) return Skip(name, "unreadable");
     if (bytes.empty()) return Skip(name, "empty file");
     if (DetectImageFormat(bytes) == ImageFormat::kUnknown) return Skip(name, "not a PNG, JPEG or GIF");
-    // A first decode validates the whole file (Probe would read only its headers) and measures what
-    // its decoded form holds.
-    DecodedImage decoded = DecodeImage(bytes);
-    if (decoded.surface == nullptr) return Skip(name, decoded.error);
+    DecodeResult<DecodedImage> decoded = Decode(bytes);
+    if (!decoded) {
+      return Skip(name, std::string(DecodeErrorCodeName(decoded.error().code)) + ": " +
+                            decoded.error().reason);
+    }
+    if (!IsComplete(*decoded)) return Skip(name, "truncated or damaged: not drawn as whole");
     PageImage image;
-    image.url = "file://" + std::filesystem::absolute(path).string();
-    image.id = page_.size() + 1;
-    image.header = decoded.header;
+    image.path = std::filesystem::absolute(path).lexically_normal().string();
     image.top = page_height_;
-    image.full_canvas_bgra_bytes = decoded.full_canvas_bgra_bytes;
-    image.decoded_bytes = decoded.surface->MemoryBytes();
-    ImageCacheOutcome outcome = images_.Put(image.url, bytes, image.header);
-    if (outcome != ImageCacheOutcome::kStored) return Skip(name, ImageCacheOutcomeName(outcome));
-    if (!images_.AddReference(image.url)) return Skip(name, "dropped from the image cache");
-    animated_count_ += image.header.frame_count > 1 ? 1 : 0;
-    page_height_ += image.header.height + kGap;
+    if (auto* still = std::get_if<Surface>(&*decoded)) {
+      image.width = still->width();
+      image.height = still->height();
+      image.decoded_bytes = still->MemoryBytes();
+    } else {
+      AnimatedImage& animation = std::get<AnimatedImage>(*decoded);
+      image.width = animation.width();
+      image.height = animation.height();
+      image.animated = animation.FrameCount() > 1;
+      (void)animation.Compose(0);
+      AnimationMemory memory = animation.Memory();
+      image.decoded_bytes = memory.bytes_frames + memory.bytes_canvas + memory.bytes_compressed;
+      image.full_canvas_bgra_bytes = memory.bytes_32bpp;
+    }
+    animated_count_ += image.animated ? 1 : 0;
+    page_height_ += image.height + kGap;
     page_.push_back(std::move(image));
   }
 
@@ -162,66 +192,26 @@ class Demo {
     std::printf("  skipped %s: %s\n", name.c_str(), why.c_str());
   }
 
-  // One frame: lock what became visible, unlock what left, draw every visible image.
-  void Draw() {
-    for (PageImage& image : page_) {
-      bool visible = image.top < scroll_ + kViewportHeight && image.top + image.header.height > scroll_;
-      if (visible && !image.visible) surfaces_.LockImage(image.id);
-      if (!visible && image.visible) surfaces_.UnlockImage(image.id);
-      image.visible = visible;
-      if (visible) DrawImage(image);
-    }
-  }
-
-  void DrawImage(const PageImage& image) {
-    SurfaceKey key{image.id, image.header.width, image.header.height, 0};
-    std::shared_ptr<CachedSurface> surface = surfaces_.Lookup(key);
-    if (surface == nullptr) surface = Decode(image, key);
-    if (surface != nullptr && surface->IsAnimated()) {
-      auto elapsed = std::chrono::duration_cast<milliseconds>(clock_.Now() - start_).count();
-      static_cast<DemoAnimation*>(surface.get())->Compose(static_cast<uint32_t>(elapsed / 80));
-    }
-  }
-
-  std::shared_ptr<CachedSurface> Decode(const PageImage& image, const SurfaceKey& key) {
-    std::shared_ptr<const EncodedImage> encoded = images_.Get(image.url);
-    if (encoded == nullptr) return nullptr;
-    auto begin = std::chrono::steady_clock::now();
-    DecodedImage decoded = DecodeImage(encoded->bytes());
-    std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
-    counters_.decode_seconds += took.count();
-    if (decoded.surface == nullptr) {
-      ++counters_.decode_failures;
-      return nullptr;
-    }
-    ++counters_.decodes;
-    SurfaceInsertOutcome outcome = surfaces_.Insert(
-        key, decoded.surface, std::chrono::duration_cast<Clock::Duration>(took));
-    if (outcome == SurfaceInsertOutcome::kOverBudget) ++counters_.uncached_draws;
-    return decoded.surface;
-  }
-
   void Step(const char* phase) {
-    clock_.Advance(kStep);
-    surfaces_.Tick();
-    images_.Tick();
-    Draw();
-    auto t = std::chrono::duration_cast<milliseconds>(clock_.Now() - start_).count();
+    engine_->ScrollTo(tab_, static_cast<int>(scroll_));
+    engine_->RunFor(kStep);
+    if (++step_count_ % kStepsPerDraw == 0) engine_->DrawFrame();
+    auto t = std::chrono::duration_cast<milliseconds>(engine_->clock().Now() - start_).count();
     if (t % 1000 == 0) Sample(phase, static_cast<double>(t) / 1000.0);
   }
 
   void Sample(const char* phase, double t) {
-    lethe_stats_t stats;
-    lethe_stats(&stats);
-    chart_.Add(t, {Mb(surfaces_.used_bytes()), Mb(surfaces_.locked_bytes()), Mb(images_.used_bytes()),
-                   Mb(stats.allocated_bytes)});
-    peak_decoded_bytes_ = std::max(peak_decoded_bytes_, surfaces_.used_bytes());
-    SurfaceCacheStats s = surfaces_.stats();
+    MemorySnapshot memory = engine_->Memory();
+    chart_.Add(t, {Mb(memory.surfaces_bytes), Mb(memory.locked_surfaces_bytes),
+                   Mb(memory.images_bytes), Mb(memory.heap_allocated_bytes)});
+    peak_decoded_bytes_ = std::max(peak_decoded_bytes_, memory.surfaces_bytes);
+    SurfaceCacheStats s = engine_->surface_cache().stats();
     std::fprintf(stderr,
                  "\r%-11s t=%4.0fs  decoded %7.2f MB (locked %6.2f)  encoded %6.2f MB  decodes %4llu"
                  "  re-decodes %4llu  expired %4llu ",
-                 phase, t, Mb(surfaces_.used_bytes()), Mb(surfaces_.locked_bytes()),
-                 Mb(images_.used_bytes()), static_cast<unsigned long long>(counters_.decodes),
+                 phase, t, Mb(memory.surfaces_bytes), Mb(memory.locked_surfaces_bytes),
+                 Mb(memory.images_bytes),
+                 static_cast<unsigned long long>(engine_->stats().decode_count),
                  static_cast<unsigned long long>(s.redecode_count),
                  static_cast<unsigned long long>(s.expired_count));
     std::fflush(stderr);
@@ -234,31 +224,29 @@ class Demo {
       scroll_ = static_cast<uint32_t>(from + (static_cast<double>(to) - from) * f);
       Step(phase);
     }
-    phase_ends_.push_back({phase, std::chrono::duration<double>(clock_.Now() - start_).count()});
-    decoded_at_phase_end_.push_back(surfaces_.used_bytes());
+    phase_ends_.push_back(
+        {phase, std::chrono::duration<double>(engine_->clock().Now() - start_).count()});
+    decoded_at_phase_end_.push_back(engine_->Memory().surfaces_bytes);
   }
 
   // The memory report is taken here, with the page still on screen, so that it shows every kind of
   // entry; then the critical event.
   void Pressure() {
-    report_ = reporter_.Collect();
-    pressure_result_ = pressure_.Dispatch(MemoryPressureLevel::kCritical);
-    pressure_time_ = std::chrono::duration<double>(clock_.Now() - start_).count();
+    engine_->DrawFrame();
+    report_ = engine_->CollectMemoryReport();
+    pressure_result_ = engine_->OnMemoryPressure(MemoryPressureLevel::kCritical).dispatch;
+    pressure_time_ = std::chrono::duration<double>(engine_->clock().Now() - start_).count();
     chart_.Mark(pressure_time_, "critical pressure");
   }
 
-  // The tab goes to the background: nothing is visible, nothing locked; the caches age.
+  // The tab goes to the background (another, empty tab comes to the front): nothing is visible,
+  // nothing locked; the caches age.
   void Idle(Clock::Duration duration) {
-    for (PageImage& image : page_) {
-      if (image.visible) surfaces_.UnlockImage(image.id);
-      image.visible = false;
-    }
+    engine_->SetForegroundWindow(engine_->OpenWindow());
     const int64_t steps = duration / kStep;
     for (int64_t i = 0; i < steps; ++i) {
-      clock_.Advance(kStep);
-      surfaces_.Tick();
-      images_.Tick();
-      auto t = std::chrono::duration_cast<milliseconds>(clock_.Now() - start_).count();
+      engine_->RunFor(kStep);
+      auto t = std::chrono::duration_cast<milliseconds>(engine_->clock().Now() - start_).count();
       if (t % 1000 == 0) Sample("idle", static_cast<double>(t) / 1000.0);
     }
     lethe_purge();
@@ -267,20 +255,15 @@ class Demo {
   int Summarize();
 
   Options options_;
-  ManualClock clock_;
-  SurfaceCache surfaces_;
-  ImageCache images_;
-  MemoryPressure pressure_;
-  MemoryReporter reporter_;
-  std::vector<MemoryPressure::Subscription> subscriptions_;
-  std::vector<MemoryReporter::Registration> registrations_;
+  std::unique_ptr<Engine> engine_;
+  WindowId tab_ = 0;
   std::vector<PageImage> page_;
   size_t animated_count_ = 0;
   size_t skipped_count_ = 0;
   uint32_t page_height_ = 0;
   uint32_t scroll_ = 0;
+  int64_t step_count_ = 0;
   Clock::TimePoint start_;
-  Counters counters_;
   TimelineChart chart_{{"decoded surfaces", "locked (visible)", "compressed bytes", "heap allocated"}};
   std::vector<std::pair<std::string, double>> phase_ends_;
   std::vector<uint64_t> decoded_at_phase_end_;
@@ -291,7 +274,9 @@ class Demo {
 };
 
 int Demo::Summarize() {
-  SurfaceCacheStats s = surfaces_.stats();
+  SurfaceCacheStats s = engine_->surface_cache().stats();
+  EngineStats engine_stats = engine_->stats();
+  double decode_seconds = std::chrono::duration<double>(engine_stats.decode_time).count();
   std::printf("\nDecoded bytes over time (simulated)\n");
   std::printf("  peak                         %8.2f MB\n", Mb(peak_decoded_bytes_));
   for (size_t i = 0; i < phase_ends_.size(); ++i) {
@@ -299,18 +284,19 @@ int Demo::Summarize() {
                 phase_ends_[i].second, Mb(decoded_at_phase_end_[i]));
   }
   std::printf("  after idling (t=%4.0fs)      %8.2f MB\n",
-              std::chrono::duration<double>(clock_.Now() - start_).count(), Mb(surfaces_.used_bytes()));
-  std::printf("\nSurface cache (cap %.0f MB)\n", Mb(surfaces_.max_bytes()));
+              std::chrono::duration<double>(engine_->clock().Now() - start_).count(),
+              Mb(engine_->Memory().surfaces_bytes));
+  std::printf("\nSurface cache (cap %.0f MB)\n", Mb(engine_->surface_cache().max_bytes()));
   std::printf("  decodes %llu (%.3f s of real decoding), of which re-decodes after a discard %llu\n",
-              static_cast<unsigned long long>(counters_.decodes), counters_.decode_seconds,
+              static_cast<unsigned long long>(engine_stats.decode_count), decode_seconds,
               static_cast<unsigned long long>(s.redecode_count));
   std::printf("  discards: expired %llu, for the cap %llu, by pressure %llu; drawn uncached %llu; "
               "decode failures %llu\n",
               static_cast<unsigned long long>(s.expired_count),
               static_cast<unsigned long long>(s.evicted_for_cap_count),
               static_cast<unsigned long long>(s.discarded_by_pressure_count),
-              static_cast<unsigned long long>(counters_.uncached_draws),
-              static_cast<unsigned long long>(counters_.decode_failures));
+              static_cast<unsigned long long>(s.over_budget_count),
+              static_cast<unsigned long long>(engine_stats.decode_failure_count));
   std::printf("\nCritical pressure at t=%.0fs (real time to respond: %.3f ms)\n", pressure_time_,
               std::chrono::duration<double, std::milli>(pressure_result_.total_elapsed).count());
   for (const MemoryPressureListenerResult& listener : pressure_result_.listeners) {
@@ -325,7 +311,7 @@ int Demo::Summarize() {
   }
   uint64_t paletted = 0, full = 0;
   for (const PageImage& image : page_) {
-    if (image.header.frame_count <= 1) continue;
+    if (!image.animated) continue;
     paletted += image.decoded_bytes;
     full += image.full_canvas_bgra_bytes;
   }
