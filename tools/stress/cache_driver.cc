@@ -69,7 +69,7 @@ class CacheDriver final : public StressTarget {
         clock_(options.simulated_time ? static_cast<Clock&>(manual_clock_) : Clock::Steady()),
         start_(clock_.Now()),
         loop_(clock_),
-        pressure_(clock_),
+        pressure_(clock_, PressureOptions(options)),
         surfaces_(clock_),
         images_(clock_, ImageOptions(options.expiration_enabled)) {
     if (options_.expiration_enabled) {
@@ -206,6 +206,14 @@ class CacheDriver final : public StressTarget {
   EventLoop& Loop() override { return loop_; }
 
  private:
+  static MemoryPressureOptions PressureOptions(const TargetOptions& options) {
+    MemoryPressureOptions pressure_options;
+    if (options.pressure_ongoing_window > Clock::Duration(0)) {
+      pressure_options.ongoing_window = options.pressure_ongoing_window;
+    }
+    return pressure_options;
+  }
+
   static ImageCacheOptions ImageOptions(bool expiration_enabled) {
     ImageCacheOptions image_options;
     if (!expiration_enabled) image_options.generation_period = std::chrono::hours(24 * 365);
@@ -235,6 +243,7 @@ class CacheDriver final : public StressTarget {
         .AddNumber("unlocked_bytes", static_cast<int64_t>((surface_bytes - surface_locked) +
                                                           (image_bytes - image_referenced)))
         .AddNumber("window_count", static_cast<int64_t>(windows_.size()))
+        .AddNumber("pressure_event_count", static_cast<int64_t>(pressure_.dispatch_count()))
         .AddString("expiration", options_.expiration_enabled ? "on" : "off");
     return reply;
   }

@@ -89,10 +89,19 @@ void ReportProgress(int fd) {
 }
 
 // One load: a new window, the page, scrolling it top to bottom, a pause. Returns "" or an error.
-// `timed` false: no engine time passes (the serve mode, on real time, loads at full speed).
-std::string LoadPage(StressTarget& target, const std::string& page, int viewport_height,
-                     bool timed, int* window_id) {
-  auto run_for = [&](Clock::Duration duration) { target.RunFor(timed ? duration : Clock::Duration(0)); };
+// How LoadPage lets engine time pass between its steps.
+enum class Pace {
+  kTimed,   // the workload's pauses (the measured runs)
+  kAtOnce,  // no pauses, but the loop runs between steps (serve mode's first loads)
+  kInLoop,  // called from a loop callback: the loop must not be run again (serve mode's churn)
+};
+
+std::string LoadPage(StressTarget& target, const std::string& page, int viewport_height, Pace pace,
+                     int* window_id) {
+  auto run_for = [&](Clock::Duration duration) {
+    if (pace == Pace::kTimed) target.RunFor(duration);
+    else if (pace == Pace::kAtOnce) target.RunFor(Clock::Duration(0));
+  };
   *window_id = target.OpenWindow();
   if (std::string error = target.Navigate(*window_id, page); !error.empty()) return error;
   run_for(kLoadTime);
@@ -110,6 +119,15 @@ std::string LoadPage(StressTarget& target, const std::string& page, int viewport
 
 }  // namespace
 
+std::string EngineTracePath(const std::string& trace_path) {
+  const std::string suffix = ".json";
+  std::string base = trace_path;
+  if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    base.resize(base.size() - suffix.size());
+  }
+  return base + ".engine.json";
+}
+
 int RunStressChild(const StressOptions& options, const BinaryInfo& binary) {
   std::vector<std::string> pages;
   if (std::string error = ResolvePages(options, &pages); !error.empty()) {
@@ -120,6 +138,7 @@ int RunStressChild(const StressOptions& options, const BinaryInfo& binary) {
   TargetOptions target_options;
   target_options.expiration_enabled = lethe;
   target_options.simulated_time = !options.real_time;
+  if (!options.trace_path.empty()) target_options.trace_path = EngineTracePath(options.trace_path);
   std::string error;
   std::unique_ptr<StressTarget> target = CreateStressTarget(target_options, &error);
   if (target == nullptr) {
@@ -135,7 +154,7 @@ int RunStressChild(const StressOptions& options, const BinaryInfo& binary) {
   for (int load = 0; load < load_count; ++load) {
     int id = 0;
     const std::string& page = pages[static_cast<size_t>(load % page_count)];
-    if (std::string failure = LoadPage(*target, page, target_options.viewport_height, true, &id);
+    if (std::string failure = LoadPage(*target, page, target_options.viewport_height, Pace::kTimed, &id);
         !failure.empty()) {
       std::cerr << "lethe-stress (" << options.child_run << "): " << failure << "\n";
       return 2;
@@ -203,6 +222,7 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& binary) {
   target_options.expiration_enabled = !options.serve_baseline;
   target_options.simulated_time = false;  // a server answers in real time
   target_options.control_socket_path = options.serve_socket;
+  target_options.pressure_ongoing_window = std::chrono::milliseconds(options.pressure_ongoing_ms);
   std::string error;
   std::unique_ptr<StressTarget> target = CreateStressTarget(target_options, &error);
   if (target == nullptr) {
@@ -214,7 +234,7 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& binary) {
   std::deque<int> windows;
   for (const std::string& page : pages) {
     int id = 0;
-    if (std::string failure = LoadPage(*target, page, target_options.viewport_height, false, &id);
+    if (std::string failure = LoadPage(*target, page, target_options.viewport_height, Pace::kAtOnce, &id);
         !failure.empty()) {
       std::cerr << "lethe-stress: " << failure << "\n";
       close(stop_fd);
@@ -228,12 +248,33 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& binary) {
   }
   EventLoop& loop = target->Loop();
   EventLoop::WatchId watch = loop.WatchFd(stop_fd, POLLIN, [&loop](short) { loop.Quit(); });
-  std::cout << "serving " << options.serve_socket << " (pid " << getpid() << ", "
-            << windows.size() << " windows, " << (options.serve_baseline ? "baseline" : "lethe")
-            << ")" << std::endl;
+  // --churn-ms: keep browsing while serving: every N ms, one burst that loads every page again
+  // (new windows, the oldest closed), then quiet until the next burst. The caches fill up again
+  // between the pressure events of repeated trials, and lethe-pressure measures in the quiet.
+  std::string churn_error;
+  ScopedTimer churn;
+  if (options.churn_ms > 0) {
+    churn = ScopedTimer(loop, loop.StartRepeatingTimer(std::chrono::milliseconds(options.churn_ms), [&] {
+      for (const std::string& page : pages) {
+        int id = 0;
+        churn_error = LoadPage(*target, page, target_options.viewport_height, Pace::kInLoop, &id);
+        if (!churn_error.empty()) return loop.Quit();
+        windows.push_back(id);
+        if (static_cast<int>(windows.size()) > options.window_count) {
+          target->CloseWindow(windows.front());
+          windows.pop_front();
+        }
+      }
+    }));
+  }
   loop.Run();
+  churn = ScopedTimer();
   loop.UnwatchFd(watch);
   close(stop_fd);
+  if (!churn_error.empty()) {
+    std::cerr << "lethe-stress: " << churn_error << "\n";
+    return 1;
+  }
   return 0;
 }
 

@@ -45,13 +45,17 @@ std::string Lower(std::string text) {
 std::string UsageText() {
   return "usage: lethe-stress [--pages DIR] [--page-count N] [--windows N] [--cycles N] [--scale K]\n"
          "                    [--idle SECONDS] [--real-time] [--out DIR] [--no-progress]\n"
-         "       lethe-stress --serve SOCKET [--baseline] [--pages DIR] [--page-count N] [--windows N]\n"
+         "       lethe-stress --serve SOCKET [--baseline] [--churn-ms N] [--pressure-ongoing-ms N]\n"
+         "                    [--pages DIR] [--page-count N] [--windows N]\n"
          "Runs the page-cycling memory test twice, each in a child process (the baseline: no\n"
          "discarding, no expiry, no pressure response, the system allocator; then Lethe's), and\n"
          "writes stress.csv, stress.svg and trace-*.json to --out. Defaults: every page of the\n"
          "sample site (29), 30 windows, 11 cycles, 300 simulated seconds of idle at the end.\n"
          "--serve loads the pages once (no idle), then answers on the control socket SOCKET\n"
-         "(pressure, report, stats) until SIGTERM or SIGINT.\n";
+         "(pressure, report, stats) until SIGTERM or SIGINT; --churn-ms N loads every page again every\n"
+         "N ms meanwhile (a burst, then quiet), so that the caches refill between pressure events;\n"
+         "--pressure-ongoing-ms N shortens the engine's ongoing-pressure window (default 10 s: a\n"
+         "repeat at the same level within it only flushes, without purging the allocator).\n";
 }
 
 std::string ParseStressArgs(const std::vector<std::string>& args, StressOptions* options) {
@@ -89,6 +93,8 @@ std::string ParseStressArgs(const std::vector<std::string>& args, StressOptions*
     else if (flag == "--no-progress") options->progress = false;
     else if (flag == "--serve") error = value(&options->serve_socket);
     else if (flag == "--baseline") options->serve_baseline = true;
+    else if (flag == "--churn-ms") error = int_value(1, 3600000, &options->churn_ms);
+    else if (flag == "--pressure-ongoing-ms") error = int_value(1, 3600000, &options->pressure_ongoing_ms);
     else if (flag == "--child") {
       error = value(&options->child_run);
       if (error.empty() && options->child_run != "baseline" && options->child_run != "lethe") {
@@ -99,6 +105,9 @@ std::string ParseStressArgs(const std::vector<std::string>& args, StressOptions*
     else if (flag == "--progress-fd") error = int_value(0, 65535, &options->progress_fd);
     else error = "unknown flag '" + flag + "'";
     if (!error.empty()) return error;
+  }
+  if ((options->churn_ms > 0 || options->pressure_ongoing_ms > 0) && options->serve_socket.empty()) {
+    return "--churn-ms and --pressure-ongoing-ms go with --serve";
   }
   if (options->serve_baseline && options->serve_socket.empty()) {
     return "--baseline goes with --serve (a normal run always runs both configurations)";

@@ -3,8 +3,9 @@
 //
 //   lethe-stress [--pages DIR] [--page-count N] [--windows N] [--cycles N] [--scale K]
 //                [--idle SECONDS] [--real-time] [--out DIR] [--no-progress]
-//   lethe-stress --serve SOCKET [--baseline] [workload flags]   load pages, then serve the
-//                control socket until SIGTERM/SIGINT (what lethe-pressure talks to)
+//   lethe-stress --serve SOCKET [--baseline] [--churn-ms N] [--pressure-ongoing-ms N] [...]   load pages, then
+//                serve the control socket until SIGTERM/SIGINT (what lethe-pressure talks to),
+//                loading every page again every N ms when --churn-ms is given
 //   lethe-stress --child baseline|lethe --result FILE [--progress-fd N] [workload flags]
 //                (internal: one configuration's run, started by the parent)
 // Plain functions; any thread.
@@ -30,6 +31,8 @@ struct StressOptions {
   // --serve
   std::string serve_socket;
   bool serve_baseline = false;
+  int pressure_ongoing_ms = 0;  // --pressure-ongoing-ms: serve mode's ongoing window (0: default)
+  int churn_ms = 0;  // --churn-ms: serve mode reloads every page every N ms (0: off)
   // --child (internal)
   std::string child_run;  // "baseline" or "lethe"
   std::string result_path;

@@ -27,6 +27,10 @@ int RunStressParent(const StressOptions& options, const BinaryInfo& binary);
 int RunStressChild(const StressOptions& options, const BinaryInfo& binary);
 int RunStressServe(const StressOptions& options, const BinaryInfo& binary);
 
+// Where the Engine writes its own trace beside the sampler's: "x/trace-lethe.json" ->
+// "x/trace-lethe.engine.json".
+std::string EngineTracePath(const std::string& trace_path);
+
 // The shared main of lethe-stress and lethe-stress-baseline.
 int StressMain(int argc, char** argv, bool malloc_replaced);
 

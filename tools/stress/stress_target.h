@@ -25,6 +25,10 @@ struct TargetOptions {
   bool expiration_enabled = true;
   bool simulated_time = true;
   std::string control_socket_path;  // empty: no control channel
+  std::string trace_path;           // empty: no engine trace (the Engine's own Trace Event file)
+  // A pressure event at the same level within this window of the last is "ongoing" (cheap
+  // flushing, no allocator purge). Zero: the cache layer's default (10 s).
+  Clock::Duration pressure_ongoing_window{0};
   int viewport_width = 1024;
   int viewport_height = 768;
 };
