@@ -267,6 +267,10 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& binary) {
       }
     }));
   }
+  // The first line on stdout says the engine is ready (tests block on it instead of sleeping).
+  std::cout << "serving " << options.serve_socket << " (pid " << getpid() << ", "
+            << windows.size() << " windows, " << (options.serve_baseline ? "baseline" : "lethe")
+            << ")" << std::endl;
   loop.Run();
   churn = ScopedTimer();
   loop.UnwatchFd(watch);
