@@ -172,6 +172,12 @@ std::string RenderStressChart(const ChartInput& input) {
       {"#2060c0", "", "Lethe RSS"},
       {"#2060c0", "6 4", "Lethe heap allocated"}};
   double legend_y = kTop + 36;
+  char box[200];
+  std::snprintf(box, sizeof(box),
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"200\" height=\"80\" fill=\"white\" "
+                "fill-opacity=\"0.85\" stroke=\"#ccc\"/>\n",
+                kLeft + 8, legend_y - 16);
+  svg << box;
   for (const auto& entry : kLegend) {
     char line[200];
     std::snprintf(line, sizeof(line),
