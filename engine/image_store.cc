@@ -1,0 +1,104 @@
+#include "image_store.h"
+
+#include <fstream>
+#include <iterator>
+
+#include "lethe/check.h"
+#include "lethe/probe.h"
+
+namespace lethe::internal {
+
+std::string PathFromUrl(const std::string& url) {
+  constexpr char kFile[] = "file://";
+  return url.rfind(kFile, 0) == 0 ? url.substr(sizeof(kFile) - 1) : url;
+}
+
+bool ReadWholeFile(const std::string& path, std::vector<uint8_t>* bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  bytes->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+const ImageRecord* ImageStore::Acquire(const std::string& url, std::string* error) {
+  auto found = by_url_.find(url);
+  ImageRecord* record = nullptr;
+  if (found != by_url_.end()) {
+    record = by_id_.at(found->second).get();
+  } else {
+    auto fresh = std::make_unique<ImageRecord>();
+    fresh->url = url;
+    if (!LoadBytes(*fresh, error)) return nullptr;
+    fresh->id = next_id_++;
+    record = fresh.get();
+    by_url_.emplace(url, record->id);
+    by_id_.emplace(record->id, std::move(fresh));
+    if (!images_.AddReference(url)) {
+      *error = url + ": dropped from the image cache at once";
+      return nullptr;
+    }
+    ++record->document_reference_count;
+    return record;
+  }
+  // Known URL: its bytes may have expired from the ImageCache (no document held it).
+  if (!images_.AddReference(url)) {
+    if (!LoadBytes(*record, error) || !images_.AddReference(url)) {
+      if (error->empty()) *error = url + ": dropped from the image cache at once";
+      return nullptr;
+    }
+  }
+  ++record->document_reference_count;
+  return record;
+}
+
+void ImageStore::Release(uint64_t id) {
+  ImageRecord* record = Find(id);
+  LETHE_CHECK(record != nullptr && record->document_reference_count > 0,
+              "ImageStore::Release of an image nobody acquired");
+  images_.RemoveReference(record->url);
+  if (--record->document_reference_count == 0) surfaces_.RemoveImage(id);
+}
+
+ImageRecord* ImageStore::Find(uint64_t id) {
+  auto found = by_id_.find(id);
+  return found == by_id_.end() ? nullptr : found->second.get();
+}
+
+const ImageRecord* ImageStore::Find(uint64_t id) const {
+  auto found = by_id_.find(id);
+  return found == by_id_.end() ? nullptr : found->second.get();
+}
+
+size_t ImageStore::MemoryBytes() const {
+  size_t bytes = 0;
+  for (const auto& [id, record] : by_id_) {
+    bytes += sizeof(ImageRecord) + record->url.capacity() +
+             record->frame_delays_ms.capacity() * sizeof(uint32_t);
+  }
+  return bytes;
+}
+
+bool ImageStore::LoadBytes(ImageRecord& record, std::string* error) {
+  std::vector<uint8_t> bytes;
+  ++file_read_count_;
+  if (!ReadWholeFile(PathFromUrl(record.url), &bytes)) {
+    *error = record.url + ": cannot open";
+    return false;
+  }
+  DecodeResult<ImageInfo> info = Probe(bytes);
+  if (!info) {
+    *error = record.url + ": " + std::string(DecodeErrorCodeName(info.error().code)) + ": " +
+             info.error().reason;
+    return false;
+  }
+  record.header = ImageHeaderInfo{info->format, info->OrientedWidth(), info->OrientedHeight(),
+                                  info->frame_count};
+  ImageCacheOutcome outcome = images_.Put(record.url, bytes, record.header);
+  if (outcome != ImageCacheOutcome::kStored) {
+    *error = record.url + ": image cache: " + ImageCacheOutcomeName(outcome);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace lethe::internal

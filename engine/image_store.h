@@ -1,0 +1,69 @@
+// engine/image_store.h — the engine's images by URL: a stable id per URL (the SurfaceCache's image
+// id), the header Probe read, frame delays once decoded, and how many documents use it.
+//
+// Acquire(url) makes sure the compressed bytes are in the ImageCache (reading the file when the
+// entry is missing or has expired) and adds a reference there; Release drops it, and when no
+// document uses the image any more its surfaces are removed from the SurfaceCache (the image is
+// gone from every page; its compressed bytes then age in the ImageCache).
+//
+// Loop thread only. Records are kept for the engine's life (a few dozen bytes per URL ever seen),
+// so an image keeps its id across visits.
+#ifndef LETHE_ENGINE_IMAGE_STORE_H_
+#define LETHE_ENGINE_IMAGE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lethe/image_cache.h"
+#include "lethe/surface_cache.h"
+
+namespace lethe::internal {
+
+struct ImageRecord {
+  uint64_t id = 0;
+  std::string url;
+  ImageHeaderInfo header;
+  std::vector<uint32_t> frame_delays_ms;  // filled by the first decode of an animation
+  uint32_t document_reference_count = 0;
+  bool animated() const { return header.frame_count > 1; }
+};
+
+class ImageStore {
+ public:
+  ImageStore(ImageCache& images, SurfaceCache& surfaces) : images_(images), surfaces_(surfaces) {}
+  ImageStore(const ImageStore&) = delete;
+  ImageStore& operator=(const ImageStore&) = delete;
+
+  // nullptr with *error ("img/a.png: cannot open", "...: corrupt: ...") when it cannot be loaded.
+  const ImageRecord* Acquire(const std::string& url, std::string* error);
+  void Release(uint64_t id);
+
+  ImageRecord* Find(uint64_t id);
+  const ImageRecord* Find(uint64_t id) const;
+  size_t record_count() const { return by_id_.size(); }
+  // Heap bytes of the records (reported under the engine).
+  size_t MemoryBytes() const;
+  uint64_t file_read_count() const { return file_read_count_; }
+
+ private:
+  bool LoadBytes(ImageRecord& record, std::string* error);
+
+  ImageCache& images_;
+  SurfaceCache& surfaces_;
+  std::unordered_map<std::string, uint64_t> by_url_;
+  std::unordered_map<uint64_t, std::unique_ptr<ImageRecord>> by_id_;
+  uint64_t next_id_ = 1;
+  uint64_t file_read_count_ = 0;
+};
+
+// "file:///a/b.png" -> "/a/b.png"; other strings unchanged.
+std::string PathFromUrl(const std::string& url);
+// The whole file, or false.
+bool ReadWholeFile(const std::string& path, std::vector<uint8_t>* bytes);
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ENGINE_IMAGE_STORE_H_

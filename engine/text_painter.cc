@@ -1,0 +1,81 @@
+#include "text_painter.h"
+
+#include "lethe/glyph_painter.h"
+#include "painter.h"
+
+namespace lethe::internal {
+
+EngineFontCache::Handle TextPainter::Face(int size) {
+  EngineFontCache::Handle handle = fonts_.Lookup(size);
+  if (handle) return handle;
+  std::string error;
+  std::unique_ptr<FontFace> face = FontFace::Open(font_path_, size, &error);
+  if (face == nullptr) {
+    if (!reported_font_error_ && log_) log_(error);
+    reported_font_error_ = true;
+    return handle;
+  }
+  uint64_t cost = face->MemoryBytes();
+  return fonts_.Insert(size, std::move(face), cost);
+}
+
+int TextPainter::Word(FontFace& face, int size, std::string_view word, Surface* target, int pen_x,
+                      int baseline, uint32_t color) {
+  const ShapedWord* shaped = words_.Lookup(size, word);
+  ShapedWord fresh;
+  if (shaped == nullptr) {
+    fresh = ShapeWord(face, word);
+    ++shape_count_;
+    shaped = &fresh;
+  }
+  int advance = shaped->advance;
+  if (target != nullptr) {
+    BgraView view = ViewOf(*target);
+    GlyphBitmap bitmap;
+    int x = pen_x;
+    for (const ShapedGlyph& glyph : shaped->glyphs) {
+      if (face.RasterizeGlyph(glyph.glyph_id, &bitmap) && !bitmap.coverage.empty()) {
+        PaintGlyph(view, bitmap, x + glyph.x_offset, baseline + glyph.y_offset, color);
+      }
+      x += glyph.x_advance;
+    }
+  }
+  if (shaped == &fresh) {
+    uint64_t cost = fresh.MemoryBytes();
+    (void)words_.Insert(size, word, std::move(fresh), cost);  // too long: simply not cached
+  }
+  return advance;
+}
+
+int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int dy) {
+  EngineFontCache::Handle face = Face(text.size);
+  if (!face) return 0;
+  FontMetrics metrics = face->metrics();
+  const int line_height = std::max(metrics.line_height, 1);
+  const int left = text.rect.x + dx;
+  const int right = left + text.rect.width;
+  int pen_x = left;
+  int top = text.rect.y + dy;
+  int space = Word(*face, text.size, " ", nullptr, 0, 0, 0);
+  for (const WordSpan& span : SplitWords(text.text)) {
+    int advance = Word(*face, text.size, span.word, nullptr, 0, 0, 0);
+    if (pen_x > left && pen_x + advance > right) {  // wrap before a word that does not fit
+      pen_x = left;
+      top += line_height;
+    }
+    // Skip drawing lines wholly outside the target.
+    bool visible = target != nullptr && top + line_height > 0 &&
+                   top < static_cast<int>(target->height());
+    if (visible) Word(*face, text.size, span.word, target, pen_x, top + metrics.ascent, text.color);
+    pen_x += advance + space * static_cast<int>(span.trailing_spaces);
+  }
+  return top + line_height - (text.rect.y + dy);
+}
+
+int TextPainter::Draw(Surface& target, const PageTextItem& text, int dx, int dy) {
+  return Layout(&target, text, dx, dy);
+}
+
+int TextPainter::Measure(const PageTextItem& text) { return Layout(nullptr, text, 0, 0); }
+
+}  // namespace lethe::internal
