@@ -92,15 +92,13 @@ void ReportProgress(int fd) {
 // How LoadPage lets engine time pass between its steps.
 enum class Pace {
   kTimed,   // the workload's pauses (the measured runs)
-  kAtOnce,  // no pauses, but the loop runs between steps (serve mode's first loads)
-  kInLoop,  // called from a loop callback: the loop must not be run again (serve mode's churn)
+  kAtOnce,  // no pauses; the loop only runs what is ready (serve mode, on real time)
 };
 
 std::string LoadPage(StressTarget& target, const std::string& page, int viewport_height, Pace pace,
                      int* window_id) {
   auto run_for = [&](Clock::Duration duration) {
-    if (pace == Pace::kTimed) target.RunFor(duration);
-    else if (pace == Pace::kAtOnce) target.RunFor(Clock::Duration(0));
+    target.RunFor(pace == Pace::kTimed ? duration : Clock::Duration(0));
   };
   *window_id = target.OpenWindow();
   if (std::string error = target.Navigate(*window_id, page); !error.empty()) return error;
@@ -247,32 +245,35 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& binary) {
     }
   }
   EventLoop& loop = target->Loop();
-  EventLoop::WatchId watch = loop.WatchFd(stop_fd, POLLIN, [&loop](short) { loop.Quit(); });
-  // --churn-ms: keep browsing while serving: every N ms, one burst that loads every page again
-  // (new windows, the oldest closed), then quiet until the next burst. The caches fill up again
-  // between the pressure events of repeated trials, and lethe-pressure measures in the quiet.
-  std::string churn_error;
-  ScopedTimer churn;
-  if (options.churn_ms > 0) {
-    churn = ScopedTimer(loop, loop.StartRepeatingTimer(std::chrono::milliseconds(options.churn_ms), [&] {
-      for (const std::string& page : pages) {
-        int id = 0;
-        churn_error = LoadPage(*target, page, target_options.viewport_height, Pace::kInLoop, &id);
-        if (!churn_error.empty()) return loop.Quit();
-        windows.push_back(id);
-        if (static_cast<int>(windows.size()) > options.window_count) {
-          target->CloseWindow(windows.front());
-          windows.pop_front();
-        }
-      }
-    }));
-  }
+  bool stop = false;
+  EventLoop::WatchId watch = loop.WatchFd(stop_fd, POLLIN, [&loop, &stop](short) {
+    stop = true;
+    loop.Quit();
+  });
   // The first line on stdout says the engine is ready (tests block on it instead of sleeping).
   std::cout << "serving " << options.serve_socket << " (pid " << getpid() << ", "
             << windows.size() << " windows, " << (options.serve_baseline ? "baseline" : "lethe")
             << ")" << std::endl;
-  loop.Run();
-  churn = ScopedTimer();
+  // --churn-ms: keep browsing while serving: every N ms, one burst that loads every page again
+  // (new windows, the oldest closed), then quiet until the next burst. The caches fill up again
+  // between the pressure events of repeated trials, and lethe-pressure measures in the quiet.
+  // The bursts run between RunFor calls, never inside a loop callback (the engine runs its loop
+  // while it waits for decodes, and a loop does not nest).
+  std::string churn_error;
+  if (options.churn_ms <= 0) loop.Run();
+  while (options.churn_ms > 0 && !stop) {
+    target->RunFor(std::chrono::milliseconds(options.churn_ms));
+    for (size_t i = 0; i < pages.size() && !stop && churn_error.empty(); ++i) {
+      int id = 0;
+      churn_error = LoadPage(*target, pages[i], target_options.viewport_height, Pace::kAtOnce, &id);
+      windows.push_back(id);
+      if (static_cast<int>(windows.size()) > options.window_count) {
+        target->CloseWindow(windows.front());
+        windows.pop_front();
+      }
+    }
+    if (!churn_error.empty()) break;
+  }
   loop.UnwatchFd(watch);
   close(stop_fd);
   if (!churn_error.empty()) {

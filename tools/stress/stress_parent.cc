@@ -156,7 +156,10 @@ int RunStressParent(const StressOptions& options, const BinaryInfo& binary) {
   }
   PrintFigures(std::cout, figures);
   std::cout << "targets: " << (TargetsMet(figures) ? "all met" : "NOT all met") << "\n"
-            << "wrote " << csv_path << ", " << svg_path << ", trace-baseline.json, trace-lethe.json\n";
+            << "wrote " << csv_path << ", " << svg_path
+            << ", trace-{baseline,lethe}.json (samples) and trace-{baseline,lethe}.engine.json (the "
+               "engine's own: discards, pressure, windows) in "
+            << options.out_dir << "\n";
   return 0;
 }
 
