@@ -107,6 +107,15 @@ pressure-against-serving-engine)
   [ ! -e "$sock" ] || fail "the engine left its socket behind"
   # Now the socket is gone: a clear message and exit 2.
   expect_exit 2 "no control socket" "$pressure" --socket "$sock"
+  # An engine that dies leaves a dead socket behind: "connection refused" and exit 2.
+  "$stress" --serve "$sock" --page-count 1 --windows 1 >"$work/ready" 2>"$work/serve.err" &
+  server_pid=$!
+  read -r line <"$work/ready" || fail "the second engine did not start: $(cat "$work/serve.err")"
+  kill -KILL "$server_pid"
+  wait "$server_pid" 2>/dev/null
+  server_pid=
+  [ -S "$sock" ] || fail "a killed engine should leave its socket file"
+  expect_exit 2 "connection refused" "$pressure" --socket "$sock"
   ;;
 pressure-bad-input)
   expect_exit 2 "unknown flag '--bogus'" "$pressure" --socket x --bogus 1
