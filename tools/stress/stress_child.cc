@@ -126,93 +126,150 @@ std::string EngineTracePath(const std::string& trace_path) {
   return base + ".engine.json";
 }
 
+namespace {
+
+// The cycling: a new window per load, the oldest closed beyond the limit, a sample after each load.
+// Returns "" or why a page failed to load.
+std::string RunCycling(StressTarget& target, Sampler& sampler, const std::vector<std::string>& pages,
+                       const StressOptions& options, std::deque<int>* windows) {
+  const int page_count = static_cast<int>(pages.size());
+  const int window_limit = options.window_count * options.scale;
+  const int load_count = page_count * TotalCycles(options);
+  const int viewport_height = TargetOptions{}.viewport_height;
+  sampler.Take("load", 0, 0, 0);
+  for (int load = 0; load < load_count; ++load) {
+    int id = 0;
+    const std::string& page = pages[static_cast<size_t>(load % page_count)];
+    if (std::string failure = LoadPage(target, page, viewport_height, Pace::kTimed, &id); !failure.empty()) {
+      return failure;
+    }
+    windows->push_back(id);
+    sampler.Event("window open", page);
+    if (static_cast<int>(windows->size()) > window_limit) {
+      target.CloseWindow(windows->front());
+      windows->pop_front();
+      sampler.Event("window close");
+    }
+    sampler.Take("load", load + 1, (load + 1) / page_count, static_cast<int>(windows->size()));
+    ReportProgress(options.progress_fd);
+  }
+  return "";
+}
+
+// All windows but the newest closed, then the idle, sampled every kIdleSamplePeriod.
+void CloseAllButOneAndIdle(StressTarget& target, Sampler& sampler, int load_count, int cycle_count,
+                           double idle_seconds, std::deque<int>* windows) {
+  while (windows->size() > 1) {
+    target.CloseWindow(windows->front());
+    windows->pop_front();
+  }
+  sampler.Event("all windows but one closed");
+  target.RunFor(Clock::Duration(0));
+  sampler.Take("close", load_count, cycle_count, 1);
+  const auto idle = std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(idle_seconds));
+  for (Clock::Duration idled{0}; idled < idle;) {
+    const Clock::Duration step = std::min<Clock::Duration>(kIdleSamplePeriod, idle - idled);
+    target.RunFor(step);
+    idled += step;
+    sampler.Take("idle", load_count, cycle_count, 1);
+  }
+}
+
+}  // namespace
+
 int RunStressChild(const StressOptions& options, const BinaryInfo& binary) {
+  const std::string prefix = "lethe-stress (" + options.child_run + "): ";
   std::vector<std::string> pages;
   if (std::string error = ResolvePages(options, &pages); !error.empty()) {
     std::cerr << "lethe-stress: " << error << "\n";
     return 2;
   }
-  const bool lethe = options.child_run == "lethe";
   TargetOptions target_options;
-  target_options.expiration_enabled = lethe;
+  target_options.expiration_enabled = options.child_run == "lethe";
   target_options.simulated_time = !options.real_time;
   if (!options.trace_path.empty()) target_options.trace_path = EngineTracePath(options.trace_path);
   std::string error;
   std::unique_ptr<StressTarget> target = CreateStressTarget(target_options, &error);
   if (target == nullptr) {
-    std::cerr << "lethe-stress (" << options.child_run << "): " << error << "\n";
+    std::cerr << prefix << error << "\n";
     return 1;
   }
-  Sampler sampler(*target, options.child_run, DetectHeapSource(binary.malloc_replaced));
-  const int page_count = static_cast<int>(pages.size());
-  const int window_limit = options.window_count * options.scale;
-  const int load_count = page_count * TotalCycles(options);
+  const HeapSource heap_source = DetectHeapSource(binary.malloc_replaced);
+  Sampler sampler(*target, options.child_run, heap_source);
   std::deque<int> windows;
-  sampler.Take("load", 0, 0, 0);
-  for (int load = 0; load < load_count; ++load) {
-    int id = 0;
-    const std::string& page = pages[static_cast<size_t>(load % page_count)];
-    if (std::string failure = LoadPage(*target, page, target_options.viewport_height, Pace::kTimed, &id);
-        !failure.empty()) {
-      std::cerr << "lethe-stress (" << options.child_run << "): " << failure << "\n";
-      return 2;
-    }
-    windows.push_back(id);
-    sampler.Event("window open", page);
-    if (static_cast<int>(windows.size()) > window_limit) {
-      target->CloseWindow(windows.front());
-      windows.pop_front();
-      sampler.Event("window close");
-    }
-    sampler.Take("load", load + 1, (load + 1) / page_count, static_cast<int>(windows.size()));
-    ReportProgress(options.progress_fd);
+  if (std::string failure = RunCycling(*target, sampler, pages, options, &windows); !failure.empty()) {
+    std::cerr << prefix << failure << "\n";
+    return 2;
   }
-  while (windows.size() > 1) {
-    target->CloseWindow(windows.front());
-    windows.pop_front();
-  }
-  sampler.Event("all windows but one closed");
-  target->RunFor(std::chrono::milliseconds(0));
-  sampler.Take("close", load_count, load_count / page_count, 1);
-  const auto idle = std::chrono::duration_cast<Clock::Duration>(
-      std::chrono::duration<double>(options.idle_seconds));
-  for (Clock::Duration idled{0}; idled < idle;) {
-    const Clock::Duration step = std::min<Clock::Duration>(kIdleSamplePeriod, idle - idled);
-    target->RunFor(step);
-    idled += step;
-    sampler.Take("idle", load_count, load_count / page_count, 1);
-  }
+  CloseAllButOneAndIdle(*target, sampler, static_cast<int>(pages.size()) * TotalCycles(options),
+                        TotalCycles(options), options.idle_seconds, &windows);
   if (std::string failure = WriteCsvFile(options.result_path, sampler.samples()); !failure.empty()) {
-    std::cerr << "lethe-stress (" << options.child_run << "): " << failure << "\n";
+    std::cerr << prefix << failure << "\n";
     return 1;
   }
   if (!options.trace_path.empty() && !sampler.trace().Write(options.trace_path, &error)) {
-    std::cerr << "lethe-stress (" << options.child_run << "): " << error << "\n";
+    std::cerr << prefix << error << "\n";
     return 1;
   }
   // The parent prints what ran where: the target and the allocator of each configuration.
   std::cout << options.child_run << ": " << target->Description() << "; heap from "
-            << HeapSourceName(DetectHeapSource(binary.malloc_replaced)) << ", lethe_* on "
-            << lethe_allocator_name() << ", malloc " << (binary.malloc_replaced ? "Lethe's" : "the system's")
-            << "\n";
+            << HeapSourceName(heap_source) << ", lethe_* on " << lethe_allocator_name() << ", malloc "
+            << (binary.malloc_replaced ? "Lethe's" : "the system's") << "\n";
   return 0;
 }
 
-int RunStressServe(const StressOptions& options, const BinaryInfo& binary) {
-  (void)binary;
+namespace {
+
+// SIGTERM and SIGINT as a readable fd: blocked first (before any engine thread starts, so that
+// threads inherit the mask), then read through a signalfd the loop watches.
+class StopSignals {
+ public:
+  StopSignals() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGTERM);
+    sigaddset(&signals_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    fd_ = signalfd(-1, &signals_, SFD_CLOEXEC | SFD_NONBLOCK);
+  }
+  ~StopSignals() {
+    if (fd_ >= 0) close(fd_);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  sigset_t signals_;
+  int fd_ = -1;
+};
+
+// Loads every page once at full speed into new windows, closing the oldest beyond `window_limit`.
+// Returns "" or why a page failed; stops early when *stop becomes true.
+std::string LoadAll(StressTarget& target, const std::vector<std::string>& pages, int window_limit,
+                    const bool* stop, std::deque<int>* windows) {
+  for (size_t i = 0; i < pages.size() && !*stop; ++i) {
+    int id = 0;
+    std::string failure = LoadPage(target, pages[i], TargetOptions{}.viewport_height, Pace::kAtOnce, &id);
+    if (!failure.empty()) return failure;
+    windows->push_back(id);
+    if (static_cast<int>(windows->size()) > window_limit) {
+      target.CloseWindow(windows->front());
+      windows->pop_front();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int RunStressServe(const StressOptions& options, const BinaryInfo& /*binary*/) {
   std::vector<std::string> pages;
   if (std::string error = ResolvePages(options, &pages); !error.empty()) {
     std::cerr << "lethe-stress: " << error << "\n";
     return 2;
   }
-  // Block the stop signals before any thread starts, so that only the signalfd sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  const int stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (stop_fd < 0) {
+  StopSignals stop_signals;
+  if (stop_signals.fd() < 0) {
     std::perror("lethe-stress: signalfd");
     return 1;
   }
@@ -225,28 +282,17 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& binary) {
   std::unique_ptr<StressTarget> target = CreateStressTarget(target_options, &error);
   if (target == nullptr) {
     std::cerr << "lethe-stress: " << error << "\n";
-    close(stop_fd);
     return 2;
   }
-  // Every page once, through at most --windows windows, without the pauses of a timed run.
+  bool stop = false;
   std::deque<int> windows;
-  for (const std::string& page : pages) {
-    int id = 0;
-    if (std::string failure = LoadPage(*target, page, target_options.viewport_height, Pace::kAtOnce, &id);
-        !failure.empty()) {
-      std::cerr << "lethe-stress: " << failure << "\n";
-      close(stop_fd);
-      return 2;
-    }
-    windows.push_back(id);
-    if (static_cast<int>(windows.size()) > options.window_count) {
-      target->CloseWindow(windows.front());
-      windows.pop_front();
-    }
+  if (std::string failure = LoadAll(*target, pages, options.window_count, &stop, &windows);
+      !failure.empty()) {
+    std::cerr << "lethe-stress: " << failure << "\n";
+    return 2;
   }
   EventLoop& loop = target->Loop();
-  bool stop = false;
-  EventLoop::WatchId watch = loop.WatchFd(stop_fd, POLLIN, [&loop, &stop](short) {
+  const EventLoop::WatchId watch = loop.WatchFd(stop_signals.fd(), POLLIN, [&loop, &stop](short) {
     stop = true;
     loop.Quit();
   });
@@ -254,28 +300,18 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& binary) {
   std::cout << "serving " << options.serve_socket << " (pid " << getpid() << ", "
             << windows.size() << " windows, " << (options.serve_baseline ? "baseline" : "lethe")
             << ")" << std::endl;
-  // --churn-ms: keep browsing while serving: every N ms, one burst that loads every page again
-  // (new windows, the oldest closed), then quiet until the next burst. The caches fill up again
-  // between the pressure events of repeated trials, and lethe-pressure measures in the quiet.
-  // The bursts run between RunFor calls, never inside a loop callback (the engine runs its loop
-  // while it waits for decodes, and a loop does not nest).
+  // --churn-ms: keep browsing while serving: every N ms, one burst that loads every page again,
+  // then quiet until the next burst, so that the caches fill up again between the pressure events
+  // of repeated trials and lethe-pressure measures in the quiet. The bursts run between RunFor
+  // calls, never inside a loop callback (the engine runs its loop while it waits for decodes, and
+  // a loop does not nest).
   std::string churn_error;
   if (options.churn_ms <= 0) loop.Run();
-  while (options.churn_ms > 0 && !stop) {
+  while (options.churn_ms > 0 && !stop && churn_error.empty()) {
     target->RunFor(std::chrono::milliseconds(options.churn_ms));
-    for (size_t i = 0; i < pages.size() && !stop && churn_error.empty(); ++i) {
-      int id = 0;
-      churn_error = LoadPage(*target, pages[i], target_options.viewport_height, Pace::kAtOnce, &id);
-      windows.push_back(id);
-      if (static_cast<int>(windows.size()) > options.window_count) {
-        target->CloseWindow(windows.front());
-        windows.pop_front();
-      }
-    }
-    if (!churn_error.empty()) break;
+    churn_error = LoadAll(*target, pages, options.window_count, &stop, &windows);
   }
   loop.UnwatchFd(watch);
-  close(stop_fd);
   if (!churn_error.empty()) {
     std::cerr << "lethe-stress: " << churn_error << "\n";
     return 1;

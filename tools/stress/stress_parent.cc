@@ -76,6 +76,43 @@ int RunChildProcess(const std::vector<std::string>& argv, const std::string& lab
 
 }  // namespace
 
+namespace {
+
+// Writes stress.csv and stress.svg and prints the figures. Returns the exit code.
+int WriteResults(const StressOptions& options, int page_count, const std::vector<StressSample>& baseline,
+                 const std::vector<StressSample>& lethe) {
+  namespace fs = std::filesystem;
+  const int cycle_count = TotalCycles(options);
+  std::vector<StressSample> all = baseline;
+  all.insert(all.end(), lethe.begin(), lethe.end());
+  const std::string csv_path = (fs::path(options.out_dir) / "stress.csv").string();
+  const std::string svg_path = (fs::path(options.out_dir) / "stress.svg").string();
+  ChartInput chart;
+  chart.title = "lethe-stress: RSS and heap over " + std::to_string(page_count * cycle_count) +
+                " page loads, " + std::to_string(options.window_count * options.scale) + " windows";
+  chart.load_count = page_count * cycle_count;
+  chart.pages_per_cycle = page_count;
+  chart.baseline = baseline;
+  chart.lethe = lethe;
+  StressFigures figures;
+  std::string error = WriteCsvFile(csv_path, all);
+  if (error.empty()) error = WriteStressChart(svg_path, chart);
+  if (error.empty()) error = ComputeFigures(baseline, lethe, cycle_count, &figures);
+  if (!error.empty()) {
+    std::cerr << "lethe-stress: " << error << "\n";
+    return 1;
+  }
+  PrintFigures(std::cout, figures);
+  std::cout << "targets: " << (TargetsMet(figures) ? "all met" : "NOT all met") << "\n"
+            << "wrote " << csv_path << ", " << svg_path
+            << ", trace-{baseline,lethe}.json (samples) and trace-{baseline,lethe}.engine.json (the "
+               "engine's own: discards, pressure, windows) in "
+            << options.out_dir << "\n";
+  return 0;
+}
+
+}  // namespace
+
 int RunStressParent(const StressOptions& options, const BinaryInfo& binary) {
   namespace fs = std::filesystem;
   std::vector<std::string> pages;
@@ -100,15 +137,12 @@ int RunStressParent(const StressOptions& options, const BinaryInfo& binary) {
       return 2;
     }
   }
-
   const int page_count = static_cast<int>(pages.size());
-  const int cycle_count = TotalCycles(options);
-  const int load_count = page_count * cycle_count;
-  const int window_count = options.window_count * options.scale;
-  std::cout << "lethe-stress: " << page_count << " pages x " << cycle_count << " cycles = "
-            << load_count << " loads through " << window_count << " windows, then all but one closed and "
-            << options.idle_seconds << " s of " << (options.real_time ? "real" : "simulated")
-            << " idle\n";
+  const int load_count = page_count * TotalCycles(options);
+  std::cout << "lethe-stress: " << page_count << " pages x " << TotalCycles(options) << " cycles = "
+            << load_count << " loads through " << options.window_count * options.scale
+            << " windows, then all but one closed and " << options.idle_seconds << " s of "
+            << (options.real_time ? "real" : "simulated") << " idle\n";
 
   std::vector<StressSample> samples[2];
   for (size_t i = 0; i < 2; ++i) {
@@ -128,39 +162,7 @@ int RunStressParent(const StressOptions& options, const BinaryInfo& binary) {
       return 1;
     }
   }
-
-  std::vector<StressSample> all = samples[0];
-  all.insert(all.end(), samples[1].begin(), samples[1].end());
-  const std::string csv_path = (fs::path(options.out_dir) / "stress.csv").string();
-  const std::string svg_path = (fs::path(options.out_dir) / "stress.svg").string();
-  if (std::string error = WriteCsvFile(csv_path, all); !error.empty()) {
-    std::cerr << "lethe-stress: " << error << "\n";
-    return 1;
-  }
-  ChartInput chart;
-  chart.title = "lethe-stress: RSS and heap over " + std::to_string(load_count) + " page loads, " +
-                std::to_string(window_count) + " windows";
-  chart.load_count = load_count;
-  chart.pages_per_cycle = page_count;
-  chart.baseline = samples[0];
-  chart.lethe = samples[1];
-  if (std::string error = WriteStressChart(svg_path, chart); !error.empty()) {
-    std::cerr << "lethe-stress: " << error << "\n";
-    return 1;
-  }
-  StressFigures figures;
-  if (std::string error = ComputeFigures(samples[0], samples[1], cycle_count, &figures);
-      !error.empty()) {
-    std::cerr << "lethe-stress: " << error << "\n";
-    return 1;
-  }
-  PrintFigures(std::cout, figures);
-  std::cout << "targets: " << (TargetsMet(figures) ? "all met" : "NOT all met") << "\n"
-            << "wrote " << csv_path << ", " << svg_path
-            << ", trace-{baseline,lethe}.json (samples) and trace-{baseline,lethe}.engine.json (the "
-               "engine's own: discards, pressure, windows) in "
-            << options.out_dir << "\n";
-  return 0;
+  return WriteResults(options, page_count, samples[0], samples[1]);
 }
 
 int StressMain(int argc, char** argv, bool malloc_replaced) {
