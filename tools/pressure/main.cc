@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
@@ -282,9 +283,16 @@ int RunSqueeze(ControlClient& client, const Options& options, pid_t pid) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const uint64_t rss_after = Rss(pid, &ok);
   squeeze.Stop();
-  std::cout << (answered ? "the engine answered after " + std::to_string(seen_after_s) + " s"
-                         : "the engine did not answer within " + std::to_string(options.squeeze_seconds) +
-                               " s (its pressure sources may be unavailable here: see its log)");
+  char when[160];
+  if (answered) {
+    std::snprintf(when, sizeof(when), "the engine answered after %.2f s", seen_after_s);
+  } else {
+    std::snprintf(when, sizeof(when),
+                  "the engine did not answer within %.0f s (its pressure sources may be unavailable "
+                  "here: see its log)",
+                  options.squeeze_seconds);
+  }
+  std::cout << when;
   if (answered && now.pressure_count) {
     std::cout << ": " << (*now.pressure_count - *before->pressure_count) << " event(s), last "
               << StringField(now.reply, "last_pressure_level").value_or("?") << " from "
