@@ -164,6 +164,10 @@ TEST(StressFigures, PrintsEveryFigureBesideItsTarget) {
   EXPECT_NE(text.find("baseline: peak RSS 200.0 MiB, terminal RSS 100.0 MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("terminal reduction: 75%   (target >= 60%: met)"), std::string::npos) << text;
   EXPECT_NE(text.find("peak vs baseline terminal: 0.50x   (target < 1x: met)"), std::string::npos) << text;
+  // Samples() puts resident-unique at half the RSS.
+  EXPECT_NE(text.find("terminal resident-unique: baseline 50.0 MiB, lethe 12.5 MiB (reduction 75%"),
+            std::string::npos)
+      << text;
 }
 
 TEST(StressFigures, ALethePeakAboveTheBaselineTerminalMissesThatTarget) {

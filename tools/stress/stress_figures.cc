@@ -17,6 +17,7 @@ RunFigures Summarize(const std::vector<StressSample>& samples) {
   }
   figures.terminal_rss_bytes = samples.back().rss_bytes;
   figures.terminal_heap_allocated_bytes = samples.back().heap_allocated_bytes;
+  figures.terminal_resident_unique_bytes = samples.back().resident_unique_bytes;
   return figures;
 }
 
@@ -64,6 +65,11 @@ std::string ComputeFigures(const std::vector<StressSample>& baseline,
   const double baseline_terminal = static_cast<double>(out->baseline.terminal_rss_bytes);
   out->terminal_reduction = 1.0 - static_cast<double>(out->lethe.terminal_rss_bytes) / baseline_terminal;
   out->peak_vs_baseline_terminal = static_cast<double>(out->lethe.peak_rss_bytes) / baseline_terminal;
+  if (out->baseline.terminal_resident_unique_bytes > 0) {
+    out->terminal_unique_reduction =
+        1.0 - static_cast<double>(out->lethe.terminal_resident_unique_bytes) /
+                  static_cast<double>(out->baseline.terminal_resident_unique_bytes);
+  }
 
   // Lethe's RSS when each cycle completes: the first load sample that counts that cycle.
   out->slope_first_cycle = SlopeFirstCycle(cycle_count);
@@ -107,6 +113,15 @@ void PrintFigures(std::ostream& out, const StressFigures& figures) {
                 100.0 * figures.terminal_reduction, 100.0 * kTargetTerminalReduction,
                 Verdict(figures.terminal_reduction >= kTargetTerminalReduction));
   out << line;
+  if (figures.baseline.terminal_resident_unique_bytes > 0) {
+    std::snprintf(line, sizeof(line),
+                  "terminal resident-unique: baseline %s, lethe %s (reduction %.0f%%; shared "
+                  "library pages left out; no target)\n",
+                  FormatMiB(figures.baseline.terminal_resident_unique_bytes).c_str(),
+                  FormatMiB(figures.lethe.terminal_resident_unique_bytes).c_str(),
+                  100.0 * figures.terminal_unique_reduction);
+    out << line;
+  }
   std::snprintf(line, sizeof(line), "peak vs baseline terminal: %.2fx   (target < %.0fx: %s)\n",
                 figures.peak_vs_baseline_terminal, kTargetPeakVsBaselineTerminal,
                 Verdict(figures.peak_vs_baseline_terminal < kTargetPeakVsBaselineTerminal));

@@ -27,6 +27,7 @@ struct RunFigures {
   uint64_t peak_rss_bytes = 0;
   uint64_t terminal_rss_bytes = 0;
   uint64_t terminal_heap_allocated_bytes = 0;
+  uint64_t terminal_resident_unique_bytes = 0;  // what only this process maps (no shared libraries)
 };
 
 struct StressFigures {
@@ -34,6 +35,7 @@ struct StressFigures {
   RunFigures lethe;
   double terminal_reduction = 0;         // fraction, 0.75 = 75%
   double peak_vs_baseline_terminal = 0;  // ratio
+  double terminal_unique_reduction = 0;  // the same as terminal_reduction on resident-unique; no target
   bool has_slope = false;                // false with fewer than two cycles to fit
   int slope_first_cycle = 0;
   int slope_last_cycle = 0;
