@@ -28,7 +28,8 @@ std::string SocketPath(const std::string& name) {
 class ServerThread {
  public:
   ServerThread(std::string path, ControlHandlers handlers) {
-    std::promise<EventLoop*> started;
+    // started_ is a member: the thread may still be inside set_value when get() returns here.
+    std::promise<EventLoop*>& started = started_;
     thread_ = std::thread([&started, path, handlers] {
       EventLoop loop(Clock::Steady());
       ControlServer server(loop, path, handlers, [](std::string_view) {});
@@ -39,11 +40,16 @@ class ServerThread {
     loop_ = started.get_future().get();
   }
   ~ServerThread() {
-    loop_->Quit();
+    // Quit from the loop's own thread: a Quit() from here could still be inside the loop's mutex
+    // when the loop thread sees the flag, returns and destroys the loop. PostTask is done with the
+    // loop before the task can run.
+    EventLoop* loop = loop_;
+    loop_->PostTask([loop] { loop->Quit(); });
     thread_.join();
   }
 
  private:
+  std::promise<EventLoop*> started_;
   std::thread thread_;
   EventLoop* loop_ = nullptr;
 };
