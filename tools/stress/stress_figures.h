@@ -1,0 +1,68 @@
+// tools/stress/stress_figures.h — the figures lethe-stress prints from the two runs' samples, and
+// the targets they are judged against (issue 8):
+//   terminal reduction  = 1 - Lethe's terminal RSS / baseline's terminal RSS      (>= 60%)
+//   peak vs baseline terminal = Lethe's peak RSS / baseline's terminal RSS        (< 1 x)
+//   slope = least-squares slope of Lethe's RSS at the end of each cycle over the last cycles
+//           (6 to 11 of the default 11; the same share of the cycles otherwise), in % of the
+//           mean RSS over those cycles per cycle                                  (< 1 %/cycle)
+// "Terminal" is the last sample: the end of the idle after all windows but one were closed.
+// Pure functions; any thread.
+#ifndef LETHE_TOOLS_STRESS_STRESS_FIGURES_H_
+#define LETHE_TOOLS_STRESS_STRESS_FIGURES_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "stress_samples.h"
+
+namespace lethe::stress {
+
+inline constexpr double kTargetTerminalReduction = 0.60;
+inline constexpr double kTargetPeakVsBaselineTerminal = 1.0;
+inline constexpr double kTargetSlopePercentPerCycle = 1.0;
+
+struct RunFigures {
+  uint64_t peak_rss_bytes = 0;
+  uint64_t terminal_rss_bytes = 0;
+  uint64_t terminal_heap_allocated_bytes = 0;
+  uint64_t terminal_resident_unique_bytes = 0;  // what only this process maps (no shared libraries)
+};
+
+struct StressFigures {
+  RunFigures baseline;
+  RunFigures lethe;
+  double terminal_reduction = 0;         // fraction, 0.75 = 75%
+  double peak_vs_baseline_terminal = 0;  // ratio
+  double terminal_unique_reduction = 0;  // the same as terminal_reduction on resident-unique; no target
+  bool has_slope = false;                // false with fewer than two cycles to fit
+  int slope_first_cycle = 0;
+  int slope_last_cycle = 0;
+  double slope_percent_per_cycle = 0;
+};
+
+// The cycles the slope is fitted over for a run of `cycle_count` cycles: [first, cycle_count],
+// first = round(cycle_count x 6 / 11), at least 1.
+int SlopeFirstCycle(int cycle_count);
+
+// Least-squares slope of `values` against `xs`, 0 with fewer than two distinct xs.
+double LeastSquaresSlope(const std::vector<double>& xs, const std::vector<double>& values);
+
+// Fails (returns "" on success, else why) when a run has no samples.
+std::string ComputeFigures(const std::vector<StressSample>& baseline,
+                           const std::vector<StressSample>& lethe, int cycle_count,
+                           StressFigures* out);
+
+// The figures with their targets beside them, one per line:
+//   terminal reduction: 78%   (target >= 60%: met)
+void PrintFigures(std::ostream& out, const StressFigures& figures);
+
+// True when every target is met.
+bool TargetsMet(const StressFigures& figures);
+
+std::string FormatMiB(uint64_t bytes);
+
+}  // namespace lethe::stress
+
+#endif  // LETHE_TOOLS_STRESS_STRESS_FIGURES_H_
