@@ -121,6 +121,23 @@ TEST(MallocExports, OperatorNewThrowsBadAllocAndNothrowReturnsNull) {
   EXPECT_EQ(::operator new(g_huge_count, std::nothrow), nullptr);
 }
 
+TEST(MallocExports, AlignedFormsFailCleanlyWhenMemoryCannotBeHad) {
+  void* block = &block;
+  EXPECT_EQ(posix_memalign(&block, 64, g_huge_count), ENOMEM);
+  EXPECT_EQ(block, &block) << "posix_memalign must not touch *out on failure";
+  errno = 0;
+  EXPECT_EQ(aligned_alloc(64, g_huge_count), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(memalign(4096, g_huge_count), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(pvalloc(SIZE_MAX - 10), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_THROW((void)::operator new(g_huge_count, std::align_val_t{256}), std::bad_alloc);
+  EXPECT_EQ(::operator new[](g_huge_count, std::align_val_t{256}, std::nothrow), nullptr);
+}
+
 TEST(MallocExports, OperatorNewCallsTheNewHandlerBeforeThrowing) {
   static int calls = 0;
   std::set_new_handler([] {
