@@ -176,6 +176,7 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) {
   int saved_errno = errno;
   CacheBin& bin = cache->bins[klass];
   ThreadCacheFlushBin(cache, klass, bin.capacity / 2);
+  ThreadCacheFlushAfterPurge(cache);
   bin.slots[bin.count++] = pointer;
   ++cache->free_count;
   PurgerAfterUnlock();

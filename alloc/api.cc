@@ -33,7 +33,8 @@ LETHE_EXPORT size_t lethe_good_size(size_t size) noexcept { return GoodSize(size
 
 LETHE_EXPORT void lethe_purge(void) noexcept {
   EnsureInit();
-  if (t_cache != nullptr) ThreadCacheFlushAll(t_cache);
+  ThreadCacheRequestFlushAll();
+  if (t_cache != nullptr) ThreadCacheFlushAfterPurge(t_cache);
   PurgeAllArenas();
 }
 

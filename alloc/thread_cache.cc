@@ -14,6 +14,7 @@
 namespace lethe::internal {
 
 LETHE_TLS ThreadCache* t_cache = nullptr;
+constinit std::atomic<uint64_t> g_flush_epoch{0};
 
 namespace {
 
@@ -42,6 +43,7 @@ void InitBins(ThreadCache* cache) {
     bin.capacity = CacheCapacity(kSmallSizes[klass]);
     cursor += bin.capacity;
   }
+  cache->flush_epoch = g_flush_epoch.load(std::memory_order_relaxed);
   cache->gc_countdown = kGcEvents;
   cache->gc_next_bin = 0;
   cache->allocation_count = 0;
@@ -63,6 +65,14 @@ void Destroy(void* value) {
 }
 
 }  // namespace
+
+bool ThreadCacheFlushAfterPurge(ThreadCache* cache) {
+  uint64_t epoch = g_flush_epoch.load(std::memory_order_relaxed);
+  if (LETHE_LIKELY(cache->flush_epoch == epoch)) return false;
+  cache->flush_epoch = epoch;
+  ThreadCacheFlushAll(cache);
+  return true;
+}
 
 void ThreadCacheInitKey() {
   if (pthread_key_create(&g_key, Destroy) == 0) g_key_ready = true;
@@ -100,6 +110,7 @@ ThreadCache* ThreadCacheGet() {
 }
 
 void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
+  ThreadCacheFlushAfterPurge(cache);
   CacheBin& bin = cache->bins[klass];
   uint32_t want = bin.capacity / 2 > bin.count ? bin.capacity / 2 - bin.count : 1;
   // Fill the bottom so that slots[0] stays the oldest.
@@ -148,8 +159,11 @@ void ThreadCacheFlushAll(ThreadCache* cache) {
   }
 }
 
+void ThreadCacheRequestFlushAll() { g_flush_epoch.fetch_add(1, std::memory_order_relaxed); }
+
 void ThreadCacheGc(ThreadCache* cache) {
   cache->gc_countdown = kGcEvents;
+  if (ThreadCacheFlushAfterPurge(cache)) return;
   uint32_t klass = cache->gc_next_bin;
   cache->gc_next_bin = (klass + 1) % kSmallClassCount;
   CacheBin& bin = cache->bins[klass];

@@ -8,13 +8,16 @@
 // per thread when every bin is full). A full bin flushes its older half to the owning arenas; an
 // empty one is refilled with half its capacity in one lock acquisition. Every kGcEvents
 // operations one bin (round-robin) gives back half of what stayed unused since its last visit
-// (its low-water mark). The whole cache is flushed at thread exit (pthread key destructor) and by
-// lethe_purge(). A region cached here may come from any arena: a flush returns each region to the
-// arena that owns its chunk.
+// (its low-water mark). The whole cache is flushed at thread exit (pthread key destructor) and on
+// lethe_purge(): the calling thread's at once, every other thread's at its next slow-path event
+// (a refill, a full bin or the GC step), since only its owner may touch a cache; a thread that
+// makes no allocator call after the purge keeps its (bounded) cache. A region cached here may come
+// from any arena: a flush returns each region to the arena that owns its chunk.
 #ifndef LETHE_ALLOC_THREAD_CACHE_H_
 #define LETHE_ALLOC_THREAD_CACHE_H_
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -49,12 +52,16 @@ struct ThreadCache {
   ThreadCache* next;
   uint64_t allocation_count;  // written by the owner, read racily by the statistics
   uint64_t free_count;
+  uint64_t flush_epoch;  // the g_flush_epoch this cache has honoured
   uint32_t gc_countdown;
   uint32_t gc_next_bin;
   void* storage[TotalCacheSlots()];
 };
 
 extern LETHE_TLS ThreadCache* t_cache;
+// Bumped by lethe_purge(): every cache whose flush_epoch differs flushes itself at its next
+// slow-path event.
+extern std::atomic<uint64_t> g_flush_epoch;
 
 // The calling thread's cache, created on first use; nullptr when caches are off, the thread is
 // exiting, or metadata cannot be mapped.
@@ -64,6 +71,10 @@ void* ThreadCacheFill(ThreadCache* cache, uint32_t klass);
 // Returns the `count` oldest regions of the bin to their arenas.
 void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count);
 void ThreadCacheFlushAll(ThreadCache* cache);
+// Asks every thread's cache to flush itself (see above); the caller flushes its own.
+void ThreadCacheRequestFlushAll();
+// Flushes the whole cache if a purge asked since its last flush; true when it did.
+bool ThreadCacheFlushAfterPurge(ThreadCache* cache);
 // Incremental GC step (called every kGcEvents operations).
 void ThreadCacheGc(ThreadCache* cache);
 // Creates the pthread key whose destructor flushes a cache at thread exit.

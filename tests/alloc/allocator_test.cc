@@ -147,6 +147,33 @@ TEST(Allocator, FailAfterAlsoFailsTheCachedFastPath) {
   lethe_free(fine);
 }
 
+// realloc's failure contract: NULL with ENOMEM, and the old block still there, unchanged, with
+// its size, and freeable. Once through the fail-after hook (small, large), once with the kernel
+// refusing to grow a huge mapping in place or elsewhere (mremap).
+TEST(Allocator, AFailedReallocLeavesTheOldBlockIntact) {
+  for (size_t size : {40u, 30000u, 3u << 20}) {
+    auto* block = static_cast<unsigned char*>(lethe_malloc(size));
+    ASSERT_NE(block, nullptr);
+    std::memset(block, 0x3c, size);
+    size_t usable = lethe_usable_size(block);
+    lethe_fail_after(1);
+    errno = 0;
+    EXPECT_EQ(lethe_realloc(block, size * 4), nullptr) << size;
+    EXPECT_EQ(errno, ENOMEM);
+    if (size > kLargeMaxBytes) {
+      OsFailMapsForTesting(1000);
+      errno = 0;
+      EXPECT_EQ(lethe_realloc(block, size * 8), nullptr) << "mremap refused";
+      EXPECT_EQ(errno, ENOMEM);
+      OsFailMapsForTesting(0);
+    }
+    EXPECT_EQ(lethe_usable_size(block), usable);
+    for (size_t i = 0; i < size; ++i) ASSERT_EQ(block[i], 0x3c) << size << " " << i;
+    lethe_free(block);
+  }
+  ValidateHeap();
+}
+
 TEST(Allocator, MappingFailureRunsTheLowMemoryCallbackThenFails) {
   struct Context {
     int calls = 0;

@@ -1,15 +1,19 @@
 // The malloc family and operator new/delete as exported by lethe_malloc_static (linked into this
-// test, so every allocation of the process, GoogleTest's included, is served by Lethe).
+// test, so every allocation of the process, GoogleTest's included, is served by Lethe), and fork
+// safety with other threads allocating.
 #include <errno.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lethe/alloc.h"
@@ -117,6 +121,23 @@ TEST(MallocExports, OperatorNewThrowsBadAllocAndNothrowReturnsNull) {
   EXPECT_EQ(::operator new(g_huge_count, std::nothrow), nullptr);
 }
 
+TEST(MallocExports, AlignedFormsFailCleanlyWhenMemoryCannotBeHad) {
+  void* block = &block;
+  EXPECT_EQ(posix_memalign(&block, 64, g_huge_count), ENOMEM);
+  EXPECT_EQ(block, &block) << "posix_memalign must not touch *out on failure";
+  errno = 0;
+  EXPECT_EQ(aligned_alloc(64, g_huge_count), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(memalign(4096, g_huge_count), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(pvalloc(SIZE_MAX - 10), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_THROW((void)::operator new(g_huge_count, std::align_val_t{256}), std::bad_alloc);
+  EXPECT_EQ(::operator new[](g_huge_count, std::align_val_t{256}, std::nothrow), nullptr);
+}
+
 TEST(MallocExports, OperatorNewCallsTheNewHandlerBeforeThrowing) {
   static int calls = 0;
   std::set_new_handler([] {
@@ -139,6 +160,67 @@ TEST(MallocExports, IntrospectionComesFromLetheStatistics) {
   EXPECT_EQ(malloc_trim(0), 1);
   lethe_stats(&stats);
   EXPECT_EQ(stats.dirty_bytes, 0u);
+}
+
+// Small, large and huge blocks, replaced at random until `stop`: keeps the arena, huge-table and
+// thread-cache locks busy so that a fork() is likely to land while one of them is held.
+void Churn(unsigned seed, const std::atomic<bool>* stop) {
+  std::vector<void*> held(64, nullptr);
+  uint64_t state = seed;
+  while (!stop->load(std::memory_order_relaxed)) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    size_t slot = (state >> 33) % held.size();
+    std::free(held[slot]);
+    size_t kind = (state >> 40) % 64;
+    size_t size = kind == 0 ? (2u << 20) : kind < 16 ? 20000 + (state >> 20) % 200000
+                                                     : 16 + (state >> 24) % 2000;
+    held[slot] = std::malloc(size);
+    if (held[slot] != nullptr) static_cast<char*>(held[slot])[0] = 1;
+  }
+  for (void* block : held) std::free(block);
+}
+
+// In the child: every kind of allocation, a purge and the statistics must work. 0 when they do.
+int ChildWork() {
+  std::vector<void*> blocks;
+  for (size_t size : {24u, 700u, 9000u, 50000u, 600000u, 3u << 20}) {
+    void* block = std::malloc(size);
+    if (block == nullptr) return 1;
+    std::memset(block, 0x5a, size);
+    blocks.push_back(block);
+  }
+  blocks[0] = std::realloc(blocks[0], 100000);
+  std::string text(5000, 'c');
+  for (void* block : blocks) std::free(block);
+  lethe_purge();
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  return stats.allocation_count > 0 && text.size() == 5000 ? 0 : 2;
+}
+
+// The pthread_atfork handlers take every allocator lock around fork(), so a child forked while
+// other threads are inside malloc/free finds them all free. Without them the child would, now and
+// then, block for ever on a lock held by a thread that does not exist in it (SIGALRM ends it).
+TEST(MallocExports, ForkWhileOtherThreadsAllocateLeavesAWorkingHeapInTheChild) {
+  std::atomic<bool> stop{false};
+  std::thread first(Churn, 1u, &stop);
+  std::thread second(Churn, 2u, &stop);
+  int failures = 0;
+  for (int round = 0; round < 16 && failures == 0; ++round) {
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      alarm(5);
+      _exit(ChildWork());
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+  }
+  stop.store(true);
+  first.join();
+  second.join();
+  EXPECT_EQ(failures, 0);
 }
 
 }  // namespace

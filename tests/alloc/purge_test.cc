@@ -3,6 +3,7 @@
 // under RLIMIT_AS in a child process.
 #include <errno.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,6 +84,66 @@ TEST(Purge, BackgroundThreadStartsOnDirtyPagesAndAgainInAForkedChild) {
   waitpid(child, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   lethe_free(keep);
+}
+
+// Polls the statistics (which never purge) until nothing is dirty; false after about 20 s.
+bool WaitUntilNothingIsDirty(lethe_stats_t* stats) {
+  lethe_stats(stats);
+  for (int poll = 0; poll < 2000 && stats->dirty_bytes != 0; ++poll) {
+    usleep(10000);
+    lethe_stats(stats);
+  }
+  return stats->dirty_bytes == 0;
+}
+
+// In a child (so that the shorter decay time and the new purge thread stay there): after its last
+// free the program makes no allocator call at all, only lethe_stats, and still the dirty pages go
+// back to the OS and RSS drops: the background thread decays an idle process. Waits for that
+// event (polling, up to 20 s), never for a fixed time.
+int IdleChild() {
+  g_options.decay_ms = 50;
+  void* keep = lethe_malloc(20000);
+  // A first release starts the purge thread (whose stack would blur the RSS figures below).
+  lethe_free(lethe_malloc(300 * 1024));
+  lethe_stats_t stats;
+  if (!PurgerRunning() || !WaitUntilNothingIsDirty(&stats)) return 2;
+  constexpr size_t kBytes = 600 * 1024;  // under the dirty floor: not purged by the limit
+  void* block = lethe_malloc(kBytes);
+  if (keep == nullptr || block == nullptr) return 3;
+  std::memset(block, 1, kBytes);
+  long before = RssKb();
+  lethe_free(block);
+  lethe_stats(&stats);
+  if (stats.dirty_bytes < kBytes) return 4;
+  uint64_t purged_before = stats.purged_bytes;
+  if (!WaitUntilNothingIsDirty(&stats)) return 5;
+  if (stats.purged_bytes < purged_before + kBytes) return 6;
+  // The block's own pages are gone (or its chunk unmapped) ...
+  unsigned char residency[kBytes / 4096];
+  if (mincore(block, kBytes, residency) == 0) {
+    for (unsigned char page : residency) {
+      if ((page & 1) != 0) return 7;
+    }
+  } else if (errno != ENOMEM) {
+    return 8;
+  }
+  // ... and RSS shows it (by half the block at least: the process's own bookkeeping moves a little).
+  if (RssKb() > before - static_cast<long>(kBytes / 1024 / 2)) return 9;
+  lethe_free(keep);
+  return 0;
+}
+
+TEST(Purge, TheBackgroundThreadPurgesAnIdleProcess) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);
+    _exit(IdleChild());
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(Options, ParsesEveryKeyAndRejectsBadItems) {

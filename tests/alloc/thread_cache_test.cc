@@ -79,6 +79,43 @@ TEST(ThreadCache, ThreadExitFlushesItsCache) {
   EXPECT_GE(after.allocation_count, before.allocation_count + 300);
 }
 
+// lethe_purge() cannot touch another thread's cache, so it asks: the other thread flushes its
+// whole cache at its next slow-path event (here a refill of a class it never used).
+TEST(ThreadCache, PurgeMakesOtherThreadsFlushAtTheirNextSlowPathEvent) {
+  lethe_purge();
+  std::atomic<int> phase{0};
+  auto wait_for = [&phase](int value) {
+    while (phase.load() != value) std::this_thread::yield();
+  };
+  std::thread worker([&] {
+    std::vector<void*> blocks;
+    for (size_t size : {200u, 400u, 900u}) {
+      for (int i = 0; i < 30; ++i) blocks.push_back(lethe_malloc(size));
+    }
+    for (void* block : blocks) lethe_free(block);  // parked in this thread's cache
+    phase.store(1);
+    wait_for(2);
+    lethe_free(lethe_malloc(9000));  // empty bin: a refill, the slow path
+    phase.store(3);
+    wait_for(4);
+  });
+  wait_for(1);
+  lethe_stats_t parked;
+  lethe_stats(&parked);
+  EXPECT_GE(parked.thread_cache_bytes, 30u * (224 + 448 + 896));
+  lethe_purge();
+  lethe_stats_t asked;
+  lethe_stats(&asked);
+  EXPECT_EQ(asked.thread_cache_bytes, parked.thread_cache_bytes) << "only the owner flushes";
+  phase.store(2);
+  wait_for(3);
+  lethe_stats_t flushed;
+  lethe_stats(&flushed);
+  EXPECT_LE(flushed.thread_cache_bytes, 2u * 10240) << "only the new refill stays cached";
+  phase.store(4);
+  worker.join();
+}
+
 TEST(ThreadCache, ThreadsSpreadOverArenas) {
   lethe_free(lethe_malloc(1));  // initialises the arena table
   if (g_arena_count < 2) GTEST_SKIP() << "one arena on this machine";

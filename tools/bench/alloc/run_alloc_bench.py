@@ -5,11 +5,18 @@ settings), interleaved (every repetition runs every allocator once, in a rotatin
 prints the median of each figure and its ratio to the best of the four peers.
 
 usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/liblethe-malloc.so
-                          [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap]
+                          [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000]
+                          [--raw FILE.json]
+
+Each row shows the medians, the ratio Lethe / best peer, the target of issue 3 for that ratio
+(when it has one) and whether it was met, and the spread of the repetitions (the largest
+(max - min) / median over the five allocators): a time figure with a spread of 30% on a loaded
+machine says little. The machine's CPU count and load average are printed with the table.
 Build both in the release preset:
   cmake --preset release && cmake --build --preset release --target lethe_malloc lethe-alloc-workload
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -34,6 +41,47 @@ WORKLOADS = {
 }
 
 
+# (workload, figure) -> (comparison, bound): the targets of issue 3, as ratios Lethe / best peer.
+TARGETS = {
+    ("churn", "idle_rss_kb"): ("<=", 0.5),
+    ("churn", "peak_rss_kb"): ("<=", 0.95),
+    ("churn", "load_ms"): ("<=", 1.0),
+    ("mt1", "mops"): (">=", 1.0),
+    ("mt2", "mops"): (">=", 1.0),
+    ("realloc", "exact_ms"): ("<=", 1.0),
+    ("slop", "slop_pct"): ("<=", 1.0),
+    ("slop", "overhead_per_object"): ("<=", 1.0),
+}
+PAGEMAP_TARGET = 1.2  # Lethe's own ns/op with 10^5 live runs over 10^2
+
+
+def machine_line():
+    try:
+        with open("/proc/loadavg") as f:
+            load = " ".join(f.read().split()[:3])
+    except OSError:
+        load = "?"
+    return "cpus %d, load average %s" % (os.cpu_count() or 0, load)
+
+
+def peer_versions():
+    packages = ["libjemalloc2", "libmimalloc2.0", "libtcmalloc-minimal4", "libc6"]
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"] + packages,
+                             capture_output=True, text=True).stdout
+        return ", ".join(out.split("\n")[:-1]) or "?"
+    except OSError:
+        return "?"
+
+
+def verdict(ratio, target):
+    if target is None:
+        return "%-8s %-6s" % ("", "")
+    comparison, bound = target
+    met = ratio <= bound if comparison == "<=" else ratio >= bound
+    return "%-8s %-6s" % ("%s%.2f" % (comparison, bound), "met" if met else "MISSED")
+
+
 def run(workload_path, arguments, library):
     env = dict(os.environ)
     env.pop("LETHE_OPTIONS", None)
@@ -56,7 +104,9 @@ def main():
     parser.add_argument("--lethe", required=True)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--only", default=",".join(WORKLOADS))
+    parser.add_argument("--raw", help="also write every sample to this JSON file")
     args = parser.parse_args()
+    started = machine_line()
     allocators = PEERS + [("lethe", os.path.abspath(args.lethe))]
     for name, library in allocators:
         if library and not os.path.exists(library):
@@ -74,10 +124,15 @@ def main():
         print("repetition %d/%d done" % (rep + 1, args.reps), file=sys.stderr)
 
     names = [name for name, _ in allocators]
+    if args.raw:
+        with open(args.raw, "w") as f:
+            json.dump({"|".join(key): values for key, values in samples.items()}, f, indent=1)
     print("Medians of %d interleaved repetitions; ratio = Lethe / best of the four peers "
           "(for Mops/s, higher is better and the ratio is Lethe / best)." % args.reps)
-    print("%-14s %-20s" % ("workload", "figure") + "".join("%12s" % n for n in names) +
-          "%10s" % "ratio")
+    print("Machine at start: %s; at end: %s" % (started, machine_line()))
+    print("Peers: %s; Lethe: %s" % (peer_versions(), os.path.abspath(args.lethe)))
+    print("%-14s %-24s" % ("workload", "figure") + "".join("%11s" % n for n in names) +
+          "%8s  %-8s %-6s %7s" % ("ratio", "target", "", "spread"))
     medians = {}
     for workload in chosen:
         _, figures = WORKLOADS[workload]
@@ -87,12 +142,19 @@ def main():
             peers = [row[n] for n, _ in PEERS]
             best = min(peers) if lower else max(peers)
             ratio = row["lethe"] / best if best else float("nan")
-            print("%-14s %-20s" % (workload, "%s (%s)" % (figure, unit)) +
-                  "".join("%12.1f" % row[n] for n in names) + "%10.2f" % ratio)
+            spread = max((max(v) - min(v)) / statistics.median(v) if statistics.median(v) else 0
+                         for v in (samples[(workload, n, figure)] for n in names))
+            print("%-14s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
+                  "".join("%11.1f" % row[n] for n in names) + "%8.2f  " % ratio +
+                  verdict(ratio, TARGETS.get((workload, figure))) + "%6.0f%%" % (100 * spread))
     if ("pagemap100", "ns_per_op") in medians and ("pagemap100000", "ns_per_op") in medians:
-        print("page-map cost ratio 10^5/10^2 live runs: " + "  ".join(
-            "%s %.2f" % (n, medians[("pagemap100000", "ns_per_op")][n] /
-                         medians[("pagemap100", "ns_per_op")][n]) for n in names))
+        costs = {n: medians[("pagemap100000", "ns_per_op")][n] /
+                 medians[("pagemap100", "ns_per_op")][n] for n in names}
+        print("page-map cost ratio 10^5/10^2 live runs: " +
+              "  ".join("%s %.2f" % (n, costs[n]) for n in names) +
+              "   target lethe <=%.2f: %s" % (PAGEMAP_TARGET,
+                                              "met" if costs["lethe"] <= PAGEMAP_TARGET
+                                              else "MISSED"))
 
 
 if __name__ == "__main__":
