@@ -46,6 +46,7 @@ EventLoop::EventLoop(Clock& clock, Options options)
 
 EventLoop::~EventLoop() {
   LETHE_DCHECK(!running_, "EventLoop destroyed while running");
+  { std::lock_guard<std::mutex> wait_for_quit(mutex_); }  // see Quit()
   close(wake_fd_);
 }
 
@@ -70,8 +71,10 @@ void EventLoop::PostTask(Task task) {
 }
 
 void EventLoop::Quit() {
-  quit_.store(true, std::memory_order_release);
+  // The flag is set under the lock, and the destructor takes the lock: a loop that sees the flag,
+  // returns and is destroyed at once still waits for this call to leave the mutex.
   std::lock_guard<std::mutex> lock(mutex_);
+  quit_.store(true, std::memory_order_release);
   Wake();
 }
 
