@@ -13,6 +13,7 @@
 #include <exception>
 
 #include "lethe/check.h"
+#include "lethe/json_string.h"
 #include "posix_util.h"
 
 namespace lethe {
@@ -31,34 +32,11 @@ std::string_view Trim(std::string_view text) {
   return text.substr(start, end - start + 1);
 }
 
-std::string Quoted(std::string_view text) { return "\"" + EscapeJson(text) + "\""; }
+std::string Quoted(std::string_view text) { return JsonString(text); }
 
 }  // namespace
 
 // ---- replies --------------------------------------------------------------------------------
-
-std::string EscapeJson(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 ControlReply ControlReply::Error(std::string message) {
   ControlReply reply;

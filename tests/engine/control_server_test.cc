@@ -119,11 +119,6 @@ class ControlServerTest : public ::testing::Test {
   FakeEngine engine_;
 };
 
-TEST(EscapeJson, EscapesQuotesBackslashesAndControlCharacters) {
-  EXPECT_EQ(EscapeJson("a\"b\\c\nd\x01"), "a\\\"b\\\\c\\nd\\u0001");
-  EXPECT_EQ(EscapeJson("/tmp/ünïcode"), "/tmp/ünïcode");
-}
-
 TEST_F(ControlServerTest, PressureAnswersWhatWasFreedAndHowLongItTook) {
   auto server = Make(engine_.Handlers());
   EXPECT_EQ(server->Execute("pressure critical"),

@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "lethe/decode.h"
+#include "lethe/json_string.h"
+
+using lethe::JsonString;
 
 namespace {
 
@@ -108,23 +111,6 @@ bool ParseArguments(int argc, char** argv, Options* options) {
     }
   }
   return !options->files.empty();
-}
-
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
 }
 
 struct Report {

@@ -68,9 +68,6 @@ struct ControlHandlers {
   std::function<ControlReply()> stats;
 };
 
-// `text` with JSON string escapes (quotes not included).
-std::string EscapeJson(std::string_view text);
-
 class ControlServer {
  public:
   static constexpr size_t kMaxLineBytes = 4096;
