@@ -51,7 +51,10 @@ class GlyphTable {
   static uint64_t CostOf(const GlyphBitmap& bitmap);
 
  private:
-  uint64_t BucketBytes() const { return glyphs_.bucket_count() * sizeof(void*); }
+  // libstdc++ keeps a lone bucket inside the map object (no allocation); more are one array.
+  uint64_t BucketBytes() const {
+    return glyphs_.bucket_count() > 1 ? glyphs_.bucket_count() * sizeof(void*) : 0;
+  }
   // Recomputes used_bytes_ from entry_bytes_ and the buckets, moving the totals by the difference.
   void Account();
 
