@@ -55,7 +55,7 @@ EngineImpl::EngineImpl(EngineOptions options, Clock& clock, std::unique_ptr<Manu
       fonts_(clock_, options_.fonts),
       words_(clock_, options_.shaped_words),
       store_(images_, surfaces_),
-      text_(fonts_, words_, options_.font_path, log_),
+      text_(fonts_, words_, glyphs_, options_.glyph_table_max_bytes, options_.font_path, log_),
       bfcache_(clock_, BfOptionsFor(options_)) {
   if (!options_.trace_path.empty()) trace_ = std::make_unique<TraceRecorder>(options_.process_name);
   pool_ = std::make_unique<DecodePool>(loop_, std::max(0, options_.decode_threads));
@@ -239,6 +239,14 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
                     "Image draws with neither a surface nor a placeholder.");
   collector.Counter("engine/bfcache-restores", stats_.bfcache_restore_count,
                     "Back/forward navigations served from the BfCache.");
+  collector.Counter("fonts/glyphs", glyphs_.glyph_count,
+                    "Glyph bitmaps kept in the faces' glyph tables (counted in explicit/fonts).");
+  collector.Counter("fonts/glyph-bytes", glyphs_.bytes,
+                    "Bytes of those glyph tables, included in explicit/fonts (a byte count).");
+  collector.Counter("fonts/glyph-rasterizations", glyphs_.rasterize_count,
+                    "Glyphs rasterized by FreeType (misses of the glyph tables).");
+  collector.Counter("fonts/glyph-table-clears", glyphs_.clear_count,
+                    "Glyph tables emptied because a new glyph would pass their cap.");
   collector.Add({"engine/windows", ReportKind::kOther, ReportUnits::kCount,
                  static_cast<int64_t>(windows_.size()), "Open windows."});
 }
@@ -250,6 +258,8 @@ MemorySnapshot EngineImpl::Memory() const {
   snapshot.images_bytes = images_.used_bytes();
   snapshot.bfcache_bytes = bfcache_.used_bytes();
   snapshot.fonts_bytes = fonts_.used_bytes();
+  snapshot.glyph_bytes = glyphs_.bytes;
+  snapshot.glyph_count = glyphs_.glyph_count;
   snapshot.shaped_words_bytes = words_.used_bytes();
   snapshot.sqlite_bytes = cache::SqliteMemoryInUse().in_use_bytes;
   snapshot.framebuffer_bytes = framebuffer_.MemoryBytes();
@@ -402,7 +412,11 @@ Status Engine::ReportMemory(const std::string& path) { return impl_->ReportMemor
 MemoryReport Engine::CollectMemoryReport() const { return impl_->CollectMemoryReport(); }
 MemorySnapshot Engine::Memory() const { return impl_->Memory(); }
 Status Engine::WriteTrace(const std::string& path) { return impl_->WriteTrace(path); }
-EngineStats Engine::stats() const { return impl_->stats_; }
+EngineStats Engine::stats() const {
+  EngineStats stats = impl_->stats_;
+  stats.glyph_rasterize_count = impl_->glyphs_.rasterize_count;
+  return stats;
+}
 const PressureOutcome& Engine::last_pressure() const { return impl_->last_pressure_; }
 EventLoop& Engine::loop() { return impl_->loop_; }
 Clock& Engine::clock() { return impl_->clock_; }

@@ -63,6 +63,7 @@ class EngineImpl {
   MemoryPressure pressure_;
   SurfaceCache surfaces_;
   ImageCache images_;
+  GlyphTotals glyphs_;  // before fonts_: the faces' glyph tables update it as they go
   EngineFontCache fonts_;
   EngineWordCache words_;
   ImageStore store_;

@@ -15,27 +15,29 @@ EngineFontCache::Handle TextPainter::Face(int size) {
     reported_font_error_ = true;
     return handle;
   }
-  uint64_t cost = face->MemoryBytes();
-  return fonts_.Insert(size, std::move(face), cost);
+  auto font = std::make_unique<CachedFont>(std::move(face), glyph_table_max_bytes_, &glyphs_);
+  uint64_t cost = font->MemoryBytes();
+  return fonts_.Insert(size, std::move(font), cost);
 }
 
-int TextPainter::Word(FontFace& face, int size, std::string_view word, Surface* target, int pen_x,
+int TextPainter::Word(CachedFont& font, int size, std::string_view word, Surface* target, int pen_x,
                       int baseline, uint32_t color) {
   const ShapedWord* shaped = words_.Lookup(size, word);
   ShapedWord fresh;
   if (shaped == nullptr) {
-    fresh = ShapeWord(face, word);
+    fresh = ShapeWord(*font.face, word);
     ++shape_count_;
     shaped = &fresh;
   }
   int advance = shaped->advance;
   if (target != nullptr) {
     BgraView view = ViewOf(*target);
-    GlyphBitmap bitmap;
+    GlyphBitmap scratch;
     int x = pen_x;
     for (const ShapedGlyph& glyph : shaped->glyphs) {
-      if (face.RasterizeGlyph(glyph.glyph_id, &bitmap) && !bitmap.coverage.empty()) {
-        PaintGlyph(view, bitmap, x + glyph.x_offset, baseline + glyph.y_offset, color);
+      const GlyphBitmap* bitmap = font.glyphs.Get(*font.face, glyph.glyph_id, &scratch);
+      if (bitmap != nullptr && !bitmap->coverage.empty()) {
+        PaintGlyph(view, *bitmap, x + glyph.x_offset, baseline + glyph.y_offset, color);
       }
       x += glyph.x_advance;
     }
@@ -50,7 +52,7 @@ int TextPainter::Word(FontFace& face, int size, std::string_view word, Surface* 
 int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int dy) {
   EngineFontCache::Handle face = Face(text.size);
   if (!face) return 0;
-  FontMetrics metrics = face->metrics();
+  FontMetrics metrics = face->face->metrics();
   const int line_height = std::max(metrics.line_height, 1);
   const int left = text.rect.x + dx;
   const int right = left + text.rect.width;
@@ -69,6 +71,8 @@ int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int d
     if (visible) Word(*face, text.size, span.word, target, pen_x, top + metrics.ascent, text.color);
     pen_x += advance + space * static_cast<int>(span.trailing_spaces);
   }
+  // The glyph table (and FreeType's glyph slot) may have grown: the FontCache counts it.
+  fonts_.SetCost(face, face->MemoryBytes());
   return top + line_height - (text.rect.y + dy);
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "glyph_table.h"
 #include "lethe/font_cache.h"
 #include "lethe/font_face.h"
 #include "lethe/page_description.h"
@@ -21,13 +22,21 @@
 
 namespace lethe::internal {
 
-using EngineFontCache = FontCache<int, FontFace>;            // key: pixels per em
+using EngineFontCache = FontCache<int, CachedFont>;          // key: pixels per em
 using EngineWordCache = ShapedWordCache<ShapedWord, char>;   // font key: pixels per em
 
 class TextPainter {
  public:
-  TextPainter(EngineFontCache& fonts, EngineWordCache& words, std::string font_path, LogFunction log)
-      : fonts_(fonts), words_(words), font_path_(std::move(font_path)), log_(std::move(log)) {}
+  // `glyphs` (not owned) must outlive `fonts`' entries; each face's table keeps at most
+  // `glyph_table_max_bytes`.
+  TextPainter(EngineFontCache& fonts, EngineWordCache& words, GlyphTotals& glyphs,
+              uint64_t glyph_table_max_bytes, std::string font_path, LogFunction log)
+      : fonts_(fonts),
+        words_(words),
+        glyphs_(glyphs),
+        glyph_table_max_bytes_(glyph_table_max_bytes),
+        font_path_(std::move(font_path)),
+        log_(std::move(log)) {}
 
   // Draws `text` with its top-left at (text.rect.x + dx, text.rect.y + dy) in `target`. Returns
   // the height the wrapped lines take (0 when the font cannot be opened).
@@ -36,6 +45,7 @@ class TextPainter {
   int Measure(const PageTextItem& text);
 
   uint64_t shape_count() const { return shape_count_; }
+  const GlyphTotals& glyphs() const { return glyphs_; }
 
  private:
   // Returns the face for `size`, opening it on a miss; an empty handle if it cannot be opened.
@@ -43,11 +53,13 @@ class TextPainter {
   // Lays out (and optionally draws) the run; returns its height.
   int Layout(Surface* target, const PageTextItem& text, int dx, int dy);
   // The advance of `word` shaped with `face`, drawing it at (pen_x, baseline) when `target`.
-  int Word(FontFace& face, int size, std::string_view word, Surface* target, int pen_x,
+  int Word(CachedFont& font, int size, std::string_view word, Surface* target, int pen_x,
            int baseline, uint32_t color);
 
   EngineFontCache& fonts_;
   EngineWordCache& words_;
+  GlyphTotals& glyphs_;
+  uint64_t glyph_table_max_bytes_;
   std::string font_path_;
   LogFunction log_;
   bool reported_font_error_ = false;

@@ -121,6 +121,41 @@ TEST(FontCacheDeathTest, HandleMustNotOutliveTheCache) {
       "outlived its FontCache");
 }
 
+TEST(FontCache, SetCostFollowsAFontThatGrewAndItsDiscardReturnsTheNewCost) {
+  ManualClock clock;
+  Fonts cache(clock);
+  Fonts::Handle other = InsertFont(cache, "other", 100);
+  const uint64_t other_bytes = cache.used_bytes();
+  {
+    Fonts::Handle handle = InsertFont(cache, "growing", 100);
+    cache.SetCost(handle, 5000);  // e.g. its glyph table filled while drawing
+    EXPECT_EQ(cache.used_bytes(), other_bytes + 5000);
+    cache.SetCost(handle, 300);
+    EXPECT_EQ(cache.used_bytes(), other_bytes + 300);
+  }
+  EXPECT_EQ(cache.DropUnreferenced(), 300u);
+  EXPECT_EQ(cache.used_bytes(), other_bytes);
+}
+
+TEST(FontCacheDeathTest, SetCostNeedsAHandleOfThisCache) {
+  EXPECT_DEATH(
+      {
+        ManualClock clock;
+        Fonts cache(clock);
+        Fonts other(clock);
+        Fonts::Handle handle = InsertFont(other, "a");
+        cache.SetCost(handle, 1);
+      },
+      "SetCost with a handle of another cache");
+  EXPECT_DEATH(
+      {
+        ManualClock clock;
+        Fonts cache(clock);
+        cache.SetCost(Fonts::Handle(), 1);
+      },
+      "SetCost with a handle of another cache or an empty one");
+}
+
 TEST(FontCache, ReportedBytesEqualTheUsableSizesItHolds) {
   lethe_stats_t before;
   lethe_stats(&before);

@@ -10,6 +10,7 @@
 // by default K = 3, P = 10 s: 20..30 s (Firefox's gfxFontCache keeps fonts the same 20–30 s).
 // Pressure: moderate ages one generation (ongoing: nothing); critical drops every unreferenced font.
 // Cost: the embedder's, given at Insert: the sum of lethe_usable_size() of what the font owns.
+// A font that grows while referenced (a glyph table filled as text is drawn) says so with SetCost.
 //
 // Threads: main thread only. Not thread-safe.
 // Ownership: the cache owns the fonts (unique_ptr); a Handle must not outlive the cache (checked).
@@ -122,6 +123,14 @@ class FontCache {
     }
     ++stats_.hit_count;
     return Handle(this, &it->second);
+  }
+
+  // Replaces the cost of the font `handle` references (it grew or shrank while the holder used it).
+  void SetCost(const Handle& handle, uint64_t cost_bytes) {
+    LETHE_CHECK(handle.cache_ == this && handle.entry_ != nullptr,
+                "FontCache::SetCost with a handle of another cache or an empty one");
+    used_bytes_ = used_bytes_ - handle.entry_->cost_bytes + cost_bytes;
+    handle.entry_->cost_bytes = cost_bytes;
   }
 
   uint64_t Tick() {

@@ -87,6 +87,9 @@ struct EngineOptions {
   // Images this far above or below the viewport are decoded before they scroll into view.
   int decode_ahead_px = 384;
   std::string font_path = kDefaultFontPath;
+  // Cap of each face's glyph-bitmap table (faces are per pixel size); a table about to pass it is
+  // emptied and refilled. The tables age and go with their faces in the FontCache.
+  uint64_t glyph_table_max_bytes = 512 * 1024;
 
   // Empty: off. The control socket answers pressure/report/stats (lethe/control_server.h).
   std::string control_socket_path;
@@ -135,7 +138,8 @@ struct MemorySnapshot {
   uint64_t locked_surfaces_bytes = 0;  // of which locked (visible)
   uint64_t images_bytes = 0;           // compressed bytes and placeholders
   uint64_t bfcache_bytes = 0;
-  uint64_t fonts_bytes = 0;
+  uint64_t fonts_bytes = 0;           // faces and their glyph tables
+  uint64_t glyph_bytes = 0;           // of which glyph tables
   uint64_t shaped_words_bytes = 0;
   uint64_t sqlite_bytes = 0;
   uint64_t framebuffer_bytes = 0;
@@ -145,6 +149,7 @@ struct MemorySnapshot {
   size_t image_count = 0;
   size_t bfcache_document_count = 0;
   size_t window_count = 0;
+  size_t glyph_count = 0;              // glyph bitmaps kept
 };
 
 struct EngineStats {
@@ -158,6 +163,7 @@ struct EngineStats {
   uint64_t bfcache_restore_count = 0;
   uint64_t page_load_count = 0;
   uint64_t frame_count = 0;
+  uint64_t glyph_rasterize_count = 0;  // glyphs rasterized by FreeType (glyph-table misses)
 };
 
 namespace internal {
