@@ -225,6 +225,15 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
   for (const auto& [key, surface] : uncached_) uncached += surface->MemoryBytes();
   collector.HeapBytes("images/raster/uncached", uncached,
                       "Decoded surfaces the SurfaceCache refused (over its cap), drawn once.");
+  uint64_t documents = 0;
+  for (const auto& [id, window] : windows_) {
+    if (window->document() != nullptr) documents += window->document()->MemoryBytes();
+  }
+  collector.HeapBytes("engine/documents", documents,
+                      "The documents the windows show: layout, URLs and text (the documents left "
+                      "behind are under bfcache).");
+  collector.HeapBytes("engine/image-store", store_.MemoryBytes(),
+                      "One record per image URL the documents use: the URL and frame delays.");
   cache::SqliteMemoryUsage sqlite = cache::SqliteMemoryInUse();
   collector.HeapBytes("storage/sqlite", sqlite.in_use_bytes,
                       std::string("SQLite's memory (allocator: ") +

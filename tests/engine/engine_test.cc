@@ -8,11 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
-#include "about_memory_rules.h"
 #include "engine_test_pages.h"
-#include "lethe/alloc.h"
 #include "lethe/window.h"
 
 namespace lethe {
@@ -300,48 +297,6 @@ TEST_F(EngineTest, PressureFreesUnlockedMemoryAndBaselineIgnoresIt) {
   EXPECT_EQ(ignored.freed_bytes, 0u);
   baseline->RunFor(minutes(5));  // and nothing expires
   EXPECT_EQ(baseline->Memory().surfaces_bytes, held);
-}
-
-TEST_F(EngineTest, MemoryReportCoversEverySubsystem) {
-  auto engine = Make();
-  WindowId tab = engine->OpenWindow();
-  ASSERT_TRUE(engine->Navigate(tab, site_.Page(1)).ok());
-  engine->DrawFrame();
-  ASSERT_TRUE(engine->Navigate(tab, site_.Page(2)).ok());  // page 1 in the bfcache
-  engine->DrawFrame();
-  MemoryReport report = engine->CollectMemoryReport();
-  for (const char* path :
-       {"explicit/images/raster/still/locked", "explicit/images/encoded/compressed",
-        "explicit/images/encoded/placeholders", "explicit/bfcache", "explicit/fonts",
-        "explicit/shaped-words", "explicit/storage/sqlite", "explicit/engine/framebuffer",
-        "heap-allocated", "explicit/heap-overhead/bookkeeping", "resident", "resident-unique"}) {
-    EXPECT_GE(report.Amount(path), 0) << path;
-  }
-  EXPECT_GT(report.Amount("explicit/images/encoded/placeholders"), 0);
-  EXPECT_GT(report.Amount("explicit/bfcache"), 0);
-  EXPECT_GT(report.Amount("explicit/fonts"), 0);
-  EXPECT_GT(report.Amount("explicit/shaped-words"), 0);
-  if (std::string(lethe_allocator_name()) == "lethe") {
-    int64_t heap = report.Amount("heap-allocated");
-    int64_t classified = 0;
-    for (const MemoryReportEntry& entry : report.entries) {
-      if (entry.kind == ReportKind::kHeap && entry.path.rfind("explicit/", 0) == 0) {
-        classified += entry.amount;
-      }
-    }
-    // This test process does not replace malloc/operator new (the tools do): the C++-heap parts
-    // the report classifies are then outside heap-allocated. They are the shaped words, the
-    // bfcache's layouts, the glyph tables and, per face, its object and HarfBuzz's 4 KiB estimate
-    // (one face here). FreeType's own bytes are on Lethe's heap and counted exactly.
-    int64_t off_lethe_heap = report.Amount("explicit/shaped-words") + report.Amount("explicit/bfcache") +
-                             static_cast<int64_t>(engine->Memory().glyph_bytes) + 8192;
-    EXPECT_GE(heap - classified + off_lethe_heap, 0);
-    EXPECT_LE(heap - classified, heap / 10) << "heap-unclassified over 10% of " << heap;
-  }
-  EXPECT_TRUE(engine->ReportMemory(site_.dir().File("report.json")).ok());
-  auto json = nlohmann::ordered_json::parse(testing::ReadFile(site_.dir().File("report.json")));
-  EXPECT_EQ(testing::AboutMemoryViolations(json), std::vector<std::string>{});
-  EXPECT_FALSE(engine->ReportMemory("/nonexistent/dir/report.json").ok());
 }
 
 TEST_F(EngineTest, TraceRecordsCountersAndEvents) {
