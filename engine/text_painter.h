@@ -1,10 +1,11 @@
 // engine/text_painter.h — draws a page's text runs: faces from the FontCache (one per pixel size,
 // opened on a miss), words shaped through the ShapedWordCache (HarfBuzz only on a miss), lines
-// wrapped at the run's width, glyphs rasterized by FreeType and blended by PaintGlyph.
+// wrapped at the run's width, glyphs rasterized by FreeType once per face (kept in the face's
+// GlyphTable, inside its FontCache entry) and blended by PaintGlyph.
 //
 // Loop thread only (FontFace and both caches are single-threaded). A face is referenced only while
-// a run is being drawn, so fonts nobody draws age out of the FontCache (20-30 s).
-// Glyph bitmaps are rasterized per draw, not cached: a viewport holds a few hundred glyphs.
+// a run is being drawn, so fonts nobody draws age out of the FontCache (20-30 s), their glyph
+// tables with them.
 #ifndef LETHE_ENGINE_TEXT_PAINTER_H_
 #define LETHE_ENGINE_TEXT_PAINTER_H_
 
