@@ -92,9 +92,25 @@ EngineImpl::~EngineImpl() {
   }
 }
 
+std::string EngineImpl::OpenDiskCache() {
+  cache::DiskCacheOptions disk_options = options_.disk_cache;
+  if (!disk_options.log) disk_options.log = log_;
+  auto opened = cache::DiskCache::Open(options_.disk_cache_path, std::move(disk_options));
+  if (!opened.ok()) return "disk cache: " + opened.status().ToString();
+  disk_ = std::move(opened.value());
+  // A file moved aside on open was already logged by the DiskCache (through log_).
+  store_.SetDiskCache(disk_.get());
+  registrations_.push_back(disk_->RegisterReporter(reporter_));
+  return "";
+}
+
 std::string EngineImpl::Start() {
   std::string error;
   if (FontFace::Open(options_.font_path, 16, &error) == nullptr) return error;
+  if (!options_.disk_cache_path.empty()) {
+    error = OpenDiskCache();
+    if (!error.empty()) return error;
+  }
   if (!options_.control_socket_path.empty()) {
     ControlHandlers handlers;
     handlers.pressure = [this](MemoryPressureLevel level) {
@@ -246,6 +262,14 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
                     "Image draws that showed the placeholder while the surface decoded.");
   collector.Counter("engine/blank-draws", stats_.blank_draw_count,
                     "Image draws with neither a surface nor a placeholder.");
+  collector.Counter("engine/image-file-reads", store_.file_read_count(),
+                    "Image bytes read from the file at their URL (the network, in this model).");
+  collector.Counter("engine/image-disk-hits", store_.disk_hit_count(),
+                    "Image bytes read back from the DiskCache instead of the file.");
+  collector.Counter("engine/image-disk-store-failures", store_.disk_store_failure_count(),
+                    "Image bytes the DiskCache could not store (full disk, I/O error, too large).");
+  collector.Counter("engine/image-disk-read-failures", store_.disk_read_failure_count(),
+                    "DiskCache reads that failed (the file was read instead).");
   collector.Counter("engine/bfcache-restores", stats_.bfcache_restore_count,
                     "Back/forward navigations served from the BfCache.");
   collector.Counter("fonts/glyphs", glyphs_.glyph_count,

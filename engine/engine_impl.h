@@ -32,6 +32,8 @@ class EngineImpl {
   ~EngineImpl();
   // The parts that can fail: font, control socket, pressure sources. "" or why.
   std::string Start();
+  // Opens options_.disk_cache_path and hands it to the ImageStore. "" or why.
+  std::string OpenDiskCache();
 
   WindowId OpenWindow();
   void CloseWindow(WindowId id);
@@ -66,6 +68,7 @@ class EngineImpl {
   GlyphTotals glyphs_;  // before fonts_: the faces' glyph tables update it as they go
   EngineFontCache fonts_;
   EngineWordCache words_;
+  std::unique_ptr<cache::DiskCache> disk_;  // before store_ and registrations_, which use it
   ImageStore store_;
   TextPainter text_;
   std::unique_ptr<TraceRecorder> trace_;

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "lethe/check.h"
+#include "lethe/image_format.h"
 #include "lethe/probe.h"
 
 namespace lethe::internal {
@@ -78,10 +79,26 @@ size_t ImageStore::MemoryBytes() const {
   return bytes;
 }
 
+bool ImageStore::FetchBytes(const std::string& url, std::vector<uint8_t>* bytes, bool* from_disk) {
+  *from_disk = false;
+  if (disk_ != nullptr) {
+    cache::DiskCacheResult<cache::DiskCacheEntry> entry = disk_->Get(url);
+    if (entry.ok()) {
+      ++disk_hit_count_;
+      *bytes = std::move(entry.value().bytes);
+      *from_disk = true;
+      return true;
+    }
+    if (entry.error() != cache::DiskCacheError::kNotFound) ++disk_read_failure_count_;
+  }
+  ++file_read_count_;
+  return ReadWholeFile(PathFromUrl(url), bytes);
+}
+
 bool ImageStore::LoadBytes(ImageRecord& record, std::string* error) {
   std::vector<uint8_t> bytes;
-  ++file_read_count_;
-  if (!ReadWholeFile(PathFromUrl(record.url), &bytes)) {
+  bool from_disk = false;
+  if (!FetchBytes(record.url, &bytes, &from_disk)) {
     *error = record.url + ": cannot open";
     return false;
   }
@@ -93,6 +110,12 @@ bool ImageStore::LoadBytes(ImageRecord& record, std::string* error) {
   }
   record.header = ImageHeaderInfo{info->format, info->OrientedWidth(), info->OrientedHeight(),
                                   info->frame_count};
+  if (disk_ != nullptr && !from_disk) {
+    cache::DiskCacheMetadata metadata;
+    metadata.content_type = "image/";
+    metadata.content_type += ImageFormatName(info->format);
+    if (!disk_->Put(record.url, bytes, metadata).ok()) ++disk_store_failure_count_;
+  }
   ImageCacheOutcome outcome = images_.Put(record.url, bytes, record.header);
   if (outcome != ImageCacheOutcome::kStored) {
     *error = record.url + ": image cache: " + ImageCacheOutcomeName(outcome);

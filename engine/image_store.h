@@ -1,8 +1,11 @@
 // engine/image_store.h — the engine's images by URL: a stable id per URL (the SurfaceCache's image
 // id), the header Probe read, frame delays once decoded, and how many documents use it.
 //
-// Acquire(url) makes sure the compressed bytes are in the ImageCache (reading the file when the
-// entry is missing or has expired) and adds a reference there; Release drops it, and when no
+// Acquire(url) makes sure the compressed bytes are in the ImageCache and adds a reference there.
+// When the entry is missing or has expired, the bytes come from the DiskCache if the engine has one
+// (and it has them), else from the file at the URL, which stands for the network: those are then
+// stored in the DiskCache (a failed store, e.g. a full disk, is counted and the image still loads).
+// Release drops it, and when no
 // document uses the image any more its surfaces are removed from the SurfaceCache (the image is
 // gone from every page; its compressed bytes then age in the ImageCache).
 //
@@ -17,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lethe/disk_cache.h"
 #include "lethe/image_cache.h"
 #include "lethe/surface_cache.h"
 
@@ -36,6 +40,8 @@ struct ImageRecord {
 class ImageStore {
  public:
   ImageStore(ImageCache& images, SurfaceCache& surfaces) : images_(images), surfaces_(surfaces) {}
+  // Not owned; must outlive the store's next Acquire. nullptr: no disk cache.
+  void SetDiskCache(cache::DiskCache* disk) { disk_ = disk; }
   ImageStore(const ImageStore&) = delete;
   ImageStore& operator=(const ImageStore&) = delete;
 
@@ -48,17 +54,30 @@ class ImageStore {
   size_t record_count() const { return by_id_.size(); }
   // Heap bytes of the records (reported under the engine).
   size_t MemoryBytes() const;
+  // Reads of the file at an image's URL (the network, in this model).
   uint64_t file_read_count() const { return file_read_count_; }
+  // Bytes served by the DiskCache; stores into it that failed; reads that failed other than
+  // "not found" (the file is read instead).
+  uint64_t disk_hit_count() const { return disk_hit_count_; }
+  uint64_t disk_store_failure_count() const { return disk_store_failure_count_; }
+  uint64_t disk_read_failure_count() const { return disk_read_failure_count_; }
 
  private:
   bool LoadBytes(ImageRecord& record, std::string* error);
+  // The compressed bytes of `url`: from the DiskCache when it has them, else from the file.
+  // *from_disk says which. False when neither has them.
+  bool FetchBytes(const std::string& url, std::vector<uint8_t>* bytes, bool* from_disk);
 
   ImageCache& images_;
   SurfaceCache& surfaces_;
   std::unordered_map<std::string, uint64_t> by_url_;
   std::unordered_map<uint64_t, std::unique_ptr<ImageRecord>> by_id_;
+  cache::DiskCache* disk_ = nullptr;
   uint64_t next_id_ = 1;
   uint64_t file_read_count_ = 0;
+  uint64_t disk_hit_count_ = 0;
+  uint64_t disk_store_failure_count_ = 0;
+  uint64_t disk_read_failure_count_ = 0;
 };
 
 // "file:///a/b.png" -> "/a/b.png"; other strings unchanged.

@@ -3,7 +3,7 @@
 //
 //   lethe-browse [OPTIONS] ACTION...
 //   options:  --viewport WxH  --threads N  --simulated  --baseline  --trace PATH  --control PATH
-//             --quiet
+//             --disk-cache PATH  --quiet
 //   actions:  --open  --load PAGE|IMAGE  --tab N  --close  --scroll-to Y  --scroll-by DY  --back
 //             --forward  --run SECONDS  --wait-decodes  --draw  --screenshot PATH  --report PATH
 //             --pressure moderate|critical  --stats  --serve
@@ -45,7 +45,7 @@ struct Arguments {
 
 constexpr const char* kUsage =
     "usage: lethe-browse [--viewport WxH] [--threads N] [--simulated] [--baseline] [--trace PATH]\n"
-    "                    [--control PATH] [--quiet] ACTION...\n"
+    "                    [--control PATH] [--disk-cache PATH] [--quiet] ACTION...\n"
     "actions: --open --load PATH --tab N --close --scroll-to Y --scroll-by DY --back --forward\n"
     "         --run SECONDS --wait-decodes --draw --screenshot PATH --report PATH\n"
     "         --pressure moderate|critical --stats --serve\n";
@@ -80,9 +80,12 @@ std::string Parse(int argc, char** argv, Arguments* args) {
       args->options.expiration_enabled = false;
     } else if (flag == "--quiet") {
       args->quiet = true;
-    } else if (flag == "--trace" || flag == "--control") {
+    } else if (flag == "--trace" || flag == "--control" || flag == "--disk-cache") {
       if (!value(&text)) return flag + " needs a path";
-      (flag == "--trace" ? args->options.trace_path : args->options.control_socket_path) = text;
+      std::string& path = flag == "--trace"     ? args->options.trace_path
+                          : flag == "--control" ? args->options.control_socket_path
+                                                : args->options.disk_cache_path;
+      path = text;
     } else if (flag == "--threads") {
       if (!value(&text) || !ParseInt(text, 0, 64, &number)) return "--threads needs 0..64";
       args->options.decode_threads = static_cast<int>(number);

@@ -41,6 +41,7 @@
 
 #include "lethe/bf_cache.h"
 #include "lethe/clock.h"
+#include "lethe/disk_cache.h"
 #include "lethe/event_loop.h"
 #include "lethe/font_cache.h"
 #include "lethe/image_cache.h"
@@ -90,6 +91,14 @@ struct EngineOptions {
   // Cap of each face's glyph-bitmap table (faces are per pixel size); a table about to pass it is
   // emptied and refilled. The tables age and go with their faces in the FontCache.
   uint64_t glyph_table_max_bytes = 512 * 1024;
+
+  // Empty: no disk cache. Otherwise the compressed bytes of every image read (the file at its URL
+  // stands for the network) are stored in a DiskCache (SQLite) at this path, and an image whose
+  // bytes expired from the ImageCache, or that another session read, comes back from it. A file
+  // that is not a usable cache is moved aside and a new one created (logged); a path that cannot be
+  // opened (no directory, no permission, locked by another process) makes Create fail.
+  std::string disk_cache_path;
+  cache::DiskCacheOptions disk_cache;
 
   // Empty: off. The control socket answers pressure/report/stats (lethe/control_server.h).
   std::string control_socket_path;
