@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "lethe/alloc.h"
+#include "discarding.h"
 #include "lethe/check.h"
 
 namespace lethe {
@@ -216,24 +217,17 @@ void ImageCache::RemoveReference(std::string_view url) {
 }
 
 uint64_t ImageCache::Remove(std::string_view url) {
-  DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(std::string(url));
-  if (it == entries_.end()) return 0;
-  uint64_t before = used_bytes_;
-  Discard(it->second.get(), DiscardReason::kRemoved);
-  doomed.swap(discarded_);
-  return before - used_bytes_;
+  return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_, [&] {
+    auto it = entries_.find(std::string(url));
+    if (it != entries_.end()) Discard(it->second.get(), DiscardReason::kRemoved);
+  });
 }
 
 uint64_t ImageCache::Tick() {
-  DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t before = used_bytes_;
-  aging_reason_ = DiscardReason::kExpired;
-  tracker_.AgeIfDue(clock_.Now());
-  doomed.swap(discarded_);
-  return before - used_bytes_;
+  return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_, [&] {
+    aging_reason_ = DiscardReason::kExpired;
+    tracker_.AgeIfDue(clock_.Now());
+  });
 }
 
 Clock::TimePoint ImageCache::NextExpiryTime() const {
@@ -242,27 +236,21 @@ Clock::TimePoint ImageCache::NextExpiryTime() const {
 }
 
 uint64_t ImageCache::DropUnreferenced() {
-  DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t freed = DropUnreferencedLocked(DiscardReason::kPressure);
-  doomed.swap(discarded_);
-  return freed;
+  return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_,
+                          [&] { DropUnreferencedLocked(DiscardReason::kPressure); });
 }
 
 uint64_t ImageCache::OnMemoryPressure(const MemoryPressureEvent& event) {
-  DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t before = used_bytes_;
-  if (event.level == MemoryPressureLevel::kCritical) {
-    DropUnreferencedLocked(DiscardReason::kPressure);
-  } else if (event.level == MemoryPressureLevel::kModerate && !event.ongoing) {
-    aging_reason_ = DiscardReason::kPressure;
-    tracker_.Age();
-  }
-  uint64_t freed = before - used_bytes_;
-  stats_.freed_by_pressure_bytes += freed;
-  doomed.swap(discarded_);
-  return freed;
+  auto respond = [&] {
+    internal::RespondToPressure(
+        event, [&] { DropUnreferencedLocked(DiscardReason::kPressure); },
+        [&] {
+          aging_reason_ = DiscardReason::kPressure;
+          tracker_.Age();
+        });
+  };
+  return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_, respond,
+                          &stats_.freed_by_pressure_bytes);
 }
 
 MemoryPressure::Subscription ImageCache::SubscribeTo(MemoryPressure& pressure) {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "discarding.h"
 #include "lethe/check.h"
 
 namespace lethe {
@@ -235,25 +236,19 @@ bool SurfaceCache::IsImageLocked(uint64_t image_id) const {
 }
 
 uint64_t SurfaceCache::RemoveImage(uint64_t image_id) {
-  DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = images_.find(image_id);
-  if (it == images_.end()) return 0;
-  uint64_t before = used_bytes_;
-  while (!it->second.surfaces.empty()) Discard(it->second.surfaces.back(), DiscardReason::kRemoved);
-  images_.erase(it);
-  doomed.swap(discarded_);
-  return before - used_bytes_;
+  return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_, [&] {
+    auto it = images_.find(image_id);
+    if (it == images_.end()) return;
+    while (!it->second.surfaces.empty()) Discard(it->second.surfaces.back(), DiscardReason::kRemoved);
+    images_.erase(it);
+  });
 }
 
 uint64_t SurfaceCache::Tick() {
-  DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t before = used_bytes_;
-  aging_reason_ = DiscardReason::kExpired;
-  tracker_.AgeIfDue(clock_.Now());
-  doomed.swap(discarded_);
-  return before - used_bytes_;
+  return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_, [&] {
+    aging_reason_ = DiscardReason::kExpired;
+    tracker_.AgeIfDue(clock_.Now());
+  });
 }
 
 Clock::TimePoint SurfaceCache::NextExpiryTime() const {
@@ -262,27 +257,21 @@ Clock::TimePoint SurfaceCache::NextExpiryTime() const {
 }
 
 uint64_t SurfaceCache::DiscardUnlocked() {
-  DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t freed = DiscardAllUnlockedLocked(DiscardReason::kPressure);
-  doomed.swap(discarded_);
-  return freed;
+  return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_,
+                          [&] { DiscardAllUnlockedLocked(DiscardReason::kPressure); });
 }
 
 uint64_t SurfaceCache::OnMemoryPressure(const MemoryPressureEvent& event) {
-  DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t before = used_bytes_;
-  if (event.level == MemoryPressureLevel::kCritical) {
-    DiscardAllUnlockedLocked(DiscardReason::kPressure);
-  } else if (event.level == MemoryPressureLevel::kModerate && !event.ongoing) {
-    aging_reason_ = DiscardReason::kPressure;
-    tracker_.Age();
-  }
-  uint64_t freed = before - used_bytes_;
-  stats_.freed_by_pressure_bytes += freed;
-  doomed.swap(discarded_);
-  return freed;
+  auto respond = [&] {
+    internal::RespondToPressure(
+        event, [&] { DiscardAllUnlockedLocked(DiscardReason::kPressure); },
+        [&] {
+          aging_reason_ = DiscardReason::kPressure;
+          tracker_.Age();
+        });
+  };
+  return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_, respond,
+                          &stats_.freed_by_pressure_bytes);
 }
 
 MemoryPressure::Subscription SurfaceCache::SubscribeTo(MemoryPressure& pressure) {
