@@ -55,7 +55,8 @@ EngineImpl::EngineImpl(EngineOptions options, Clock& clock, std::unique_ptr<Manu
       fonts_(clock_, options_.fonts),
       words_(clock_, options_.shaped_words),
       store_(images_, surfaces_),
-      text_(fonts_, words_, glyphs_, options_.glyph_table_max_bytes, options_.font_path, log_),
+      text_(fonts_, words_, glyphs_, options_.glyph_table_max_bytes, options_.font_path,
+            options_.font_files, log_),
       bfcache_(clock_, BfOptionsFor(options_)) {
   if (!options_.trace_path.empty()) trace_ = std::make_unique<TraceRecorder>(options_.process_name);
   pool_ = std::make_unique<DecodePool>(loop_, std::max(0, options_.decode_threads));

@@ -60,6 +60,26 @@ class Checker {
     return color.value_or(fallback);
   }
 
+  FontFamily Family(const Json& object, const std::string& prefix, const char* key) {
+    if (!object.contains(key)) return FontFamily::kSansSerif;
+    std::string name = String(object, prefix, key, true);
+    std::optional<FontFamily> family = ParseFontFamily(name);
+    if (!family && ok()) {
+      Fail(prefix + key, "must be \"sans-serif\", \"serif\" or \"monospace\", not \"" + name + "\"");
+    }
+    return family.value_or(FontFamily::kSansSerif);
+  }
+
+  bool Bool(const Json& object, const std::string& prefix, const char* key, bool fallback) {
+    auto found = object.find(key);
+    if (found == object.end()) return fallback;
+    if (!found->is_boolean()) {
+      Fail(prefix + key, "must be true or false");
+      return fallback;
+    }
+    return found->get<bool>();
+  }
+
  private:
   std::string name_;
   std::string error_;
@@ -98,6 +118,8 @@ void ParseItem(const Json& item, size_t index, const std::string& base_directory
     text.text = check.String(item, prefix, "text", true);
     text.size = check.Int(item, prefix, "size", 4, 512, false, 16);
     text.color = check.Color(item, prefix, "color", 0xff000000);
+    text.family = check.Family(item, prefix, "family");
+    text.bold = check.Bool(item, prefix, "bold", false);
     rect.height = text.size * 5 / 4;
     text.rect = rect;
     items.push_back(std::move(text));
@@ -110,6 +132,22 @@ void ParseItem(const Json& item, size_t index, const std::string& base_directory
 }
 
 }  // namespace
+
+const char* FontFamilyName(FontFamily family) {
+  switch (family) {
+    case FontFamily::kSansSerif: return "sans-serif";
+    case FontFamily::kSerif: return "serif";
+    case FontFamily::kMonospace: return "monospace";
+  }
+  return "sans-serif";
+}
+
+std::optional<FontFamily> ParseFontFamily(const std::string& name) {
+  for (FontFamily family : {FontFamily::kSansSerif, FontFamily::kSerif, FontFamily::kMonospace}) {
+    if (name == FontFamilyName(family)) return family;
+  }
+  return std::nullopt;
+}
 
 std::optional<uint32_t> ParseColor(const std::string& text) {
   if ((text.size() != 7 && text.size() != 9) || text[0] != '#') return std::nullopt;

@@ -5,11 +5,31 @@
 
 namespace lethe::internal {
 
-EngineFontCache::Handle TextPainter::Face(int size) {
-  EngineFontCache::Handle handle = fonts_.Lookup(size);
+const std::string& TextPainter::FileFor(FontFamily family, bool bold) const {
+  switch (family) {
+    case FontFamily::kSansSerif: return bold ? font_files_.sans_serif_bold : font_path_;
+    case FontFamily::kSerif: return bold ? font_files_.serif_bold : font_files_.serif;
+    case FontFamily::kMonospace: return bold ? font_files_.monospace_bold : font_files_.monospace;
+  }
+  return font_path_;
+}
+
+EngineFontCache::Handle TextPainter::Face(const PageTextItem& text) {
+  const uint32_t key = FaceKey(text.size, text.family, text.bold);
+  EngineFontCache::Handle handle = fonts_.Lookup(key);
   if (handle) return handle;
+  const std::string& path = FileFor(text.family, text.bold);
   std::string error;
-  std::unique_ptr<FontFace> face = FontFace::Open(font_path_, size, &error);
+  std::unique_ptr<FontFace> face = FontFace::Open(path, text.size, &error);
+  if (face == nullptr && path != font_path_) {
+    const uint32_t style_bit = 1u << (key >> 16);
+    if ((reported_fallback_styles_ & style_bit) == 0 && log_) {
+      log_(error + "; drawing " + FontFamilyName(text.family) + (text.bold ? " bold" : "") +
+           " with " + font_path_);
+    }
+    reported_fallback_styles_ |= style_bit;
+    face = FontFace::Open(font_path_, text.size, &error);
+  }
   if (face == nullptr) {
     if (!reported_font_error_ && log_) log_(error);
     reported_font_error_ = true;
@@ -17,12 +37,12 @@ EngineFontCache::Handle TextPainter::Face(int size) {
   }
   auto font = std::make_unique<CachedFont>(std::move(face), glyph_table_max_bytes_, &glyphs_);
   uint64_t cost = font->MemoryBytes();
-  return fonts_.Insert(size, std::move(font), cost);
+  return fonts_.Insert(key, std::move(font), cost);
 }
 
-int TextPainter::Word(CachedFont& font, int size, std::string_view word, Surface* target, int pen_x,
+int TextPainter::Word(CachedFont& font, uint32_t face_key, std::string_view word, Surface* target, int pen_x,
                       int baseline, uint32_t color) {
-  const ShapedWord* shaped = words_.Lookup(size, word);
+  const ShapedWord* shaped = words_.Lookup(face_key, word);
   ShapedWord fresh;
   if (shaped == nullptr) {
     fresh = ShapeWord(*font.face, word);
@@ -44,23 +64,24 @@ int TextPainter::Word(CachedFont& font, int size, std::string_view word, Surface
   }
   if (shaped == &fresh) {
     uint64_t cost = fresh.MemoryBytes();
-    (void)words_.Insert(size, word, std::move(fresh), cost);  // too long: simply not cached
+    (void)words_.Insert(face_key, word, std::move(fresh), cost);  // too long: simply not cached
   }
   return advance;
 }
 
 int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int dy) {
-  EngineFontCache::Handle face = Face(text.size);
+  EngineFontCache::Handle face = Face(text);
   if (!face) return 0;
+  const uint32_t key = FaceKey(text.size, text.family, text.bold);
   FontMetrics metrics = face->face->metrics();
   const int line_height = std::max(metrics.line_height, 1);
   const int left = text.rect.x + dx;
   const int right = left + text.rect.width;
   int pen_x = left;
   int top = text.rect.y + dy;
-  int space = Word(*face, text.size, " ", nullptr, 0, 0, 0);
+  int space = Word(*face, key, " ", nullptr, 0, 0, 0);
   for (const WordSpan& span : SplitWords(text.text)) {
-    int advance = Word(*face, text.size, span.word, nullptr, 0, 0, 0);
+    int advance = Word(*face, key, span.word, nullptr, 0, 0, 0);
     if (pen_x > left && pen_x + advance > right) {  // wrap before a word that does not fit
       pen_x = left;
       top += line_height;
@@ -68,7 +89,7 @@ int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int d
     // Skip drawing lines wholly outside the target.
     bool visible = target != nullptr && top + line_height > 0 &&
                    top < static_cast<int>(target->height());
-    if (visible) Word(*face, text.size, span.word, target, pen_x, top + metrics.ascent, text.color);
+    if (visible) Word(*face, key, span.word, target, pen_x, top + metrics.ascent, text.color);
     pen_x += advance + space * static_cast<int>(span.trailing_spaces);
   }
   // The glyph table (and FreeType's glyph slot) may have grown: the FontCache counts it.

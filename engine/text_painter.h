@@ -23,20 +23,28 @@
 
 namespace lethe::internal {
 
-using EngineFontCache = FontCache<int, CachedFont>;          // key: pixels per em
-using EngineWordCache = ShapedWordCache<ShapedWord, char>;   // font key: pixels per em
+// A face's key in the FontCache and the ShapedWordCache: pixels per em (4..512, 16 bits) and the
+// style (family * 2 + bold) above them.
+constexpr uint32_t FaceKey(int size, FontFamily family, bool bold) {
+  return static_cast<uint32_t>(size) | (static_cast<uint32_t>(family) * 2 + (bold ? 1 : 0)) << 16;
+}
+
+using EngineFontCache = FontCache<uint32_t, CachedFont>;     // key: FaceKey
+using EngineWordCache = ShapedWordCache<ShapedWord, char>;   // font key: FaceKey
 
 class TextPainter {
  public:
   // `glyphs` (not owned) must outlive `fonts`' entries; each face's table keeps at most
   // `glyph_table_max_bytes`.
   TextPainter(EngineFontCache& fonts, EngineWordCache& words, GlyphTotals& glyphs,
-              uint64_t glyph_table_max_bytes, std::string font_path, LogFunction log)
+              uint64_t glyph_table_max_bytes, std::string font_path, FontFiles font_files,
+              LogFunction log)
       : fonts_(fonts),
         words_(words),
         glyphs_(glyphs),
         glyph_table_max_bytes_(glyph_table_max_bytes),
         font_path_(std::move(font_path)),
+        font_files_(std::move(font_files)),
         log_(std::move(log)) {}
 
   // Draws `text` with its top-left at (text.rect.x + dx, text.rect.y + dy) in `target`. Returns
@@ -49,12 +57,15 @@ class TextPainter {
   const GlyphTotals& glyphs() const { return glyphs_; }
 
  private:
-  // Returns the face for `size`, opening it on a miss; an empty handle if it cannot be opened.
-  EngineFontCache::Handle Face(int size);
+  // Returns the face `text` asks for, opening it on a miss (its file, else font_path); an empty
+  // handle if neither can be opened.
+  EngineFontCache::Handle Face(const PageTextItem& text);
+  // The file of a style: font_path for regular sans-serif, else from font_files_.
+  const std::string& FileFor(FontFamily family, bool bold) const;
   // Lays out (and optionally draws) the run; returns its height.
   int Layout(Surface* target, const PageTextItem& text, int dx, int dy);
   // The advance of `word` shaped with `face`, drawing it at (pen_x, baseline) when `target`.
-  int Word(CachedFont& font, int size, std::string_view word, Surface* target, int pen_x,
+  int Word(CachedFont& font, uint32_t face_key, std::string_view word, Surface* target, int pen_x,
            int baseline, uint32_t color);
 
   EngineFontCache& fonts_;
@@ -62,8 +73,10 @@ class TextPainter {
   GlyphTotals& glyphs_;
   uint64_t glyph_table_max_bytes_;
   std::string font_path_;
+  FontFiles font_files_;
   LogFunction log_;
   bool reported_font_error_ = false;
+  uint32_t reported_fallback_styles_ = 0;  // bit family * 2 + bold: its fallback was logged
   uint64_t shape_count_ = 0;
 };
 

@@ -66,6 +66,34 @@ TEST(PageDescription, EveryErrorNamesTheBadField) {
             "p.json: items[0].y: is below the page's height 100");
   EXPECT_EQ(ErrorOf(R"({"height": 100, "items": [{"type": "text", "text": "a", "x": 0, "y": 0, "width": 5, "size": 9999}]})"),
             "p.json: items[0].size: must be an integer in 4..512");
+  EXPECT_EQ(ErrorOf(R"({"height": 100, "items": [{"type": "text", "text": "a", "x": 0, "y": 0, "width": 5, "family": "cursive"}]})"),
+            "p.json: items[0].family: must be \"sans-serif\", \"serif\" or \"monospace\", not \"cursive\"");
+  EXPECT_EQ(ErrorOf(R"({"height": 100, "items": [{"type": "text", "text": "a", "x": 0, "y": 0, "width": 5, "family": 1}]})"),
+            "p.json: items[0].family: must be a string");
+  EXPECT_EQ(ErrorOf(R"({"height": 100, "items": [{"type": "text", "text": "a", "x": 0, "y": 0, "width": 5, "bold": "yes"}]})"),
+            "p.json: items[0].bold: must be true or false");
+}
+
+TEST(PageDescription, TextRunsNameTheirFamilyAndWeight) {
+  auto result = ParsePageDescription(R"({"height": 100, "items": [
+      {"type": "text", "text": "a", "x": 0, "y": 0, "width": 5},
+      {"type": "text", "text": "b", "x": 0, "y": 20, "width": 5, "family": "serif", "bold": true},
+      {"type": "text", "text": "c", "x": 0, "y": 40, "width": 5, "family": "monospace", "bold": false}]})",
+                                     "/site/pages", "p.json");
+  ASSERT_TRUE(std::holds_alternative<PageDescription>(result)) << std::get<PageError>(result).message;
+  const PageDescription& page = std::get<PageDescription>(result);
+  ASSERT_EQ(page.items.size(), 3u);
+  const auto& plain = std::get<PageTextItem>(page.items[0]);
+  EXPECT_EQ(plain.family, FontFamily::kSansSerif);
+  EXPECT_FALSE(plain.bold);
+  const auto& heading = std::get<PageTextItem>(page.items[1]);
+  EXPECT_EQ(heading.family, FontFamily::kSerif);
+  EXPECT_TRUE(heading.bold);
+  const auto& code = std::get<PageTextItem>(page.items[2]);
+  EXPECT_EQ(code.family, FontFamily::kMonospace);
+  EXPECT_FALSE(code.bold);
+  EXPECT_EQ(ParseFontFamily("monospace"), FontFamily::kMonospace);
+  EXPECT_EQ(ParseFontFamily("Monospace"), std::nullopt);
 }
 
 TEST(PageDescription, LoadReportsMissingFile) {

@@ -44,6 +44,7 @@
 #include "lethe/disk_cache.h"
 #include "lethe/event_loop.h"
 #include "lethe/font_cache.h"
+#include "lethe/font_face.h"
 #include "lethe/image_cache.h"
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_pressure_level.h"
@@ -87,7 +88,8 @@ struct EngineOptions {
   int viewport_height = 768;
   // Images this far above or below the viewport are decoded before they scroll into view.
   int decode_ahead_px = 384;
-  std::string font_path = kDefaultFontPath;
+  std::string font_path = kDefaultFontPath;  // regular sans-serif; must open, or Create fails
+  FontFiles font_files;
   // Cap of each face's glyph-bitmap table (faces are per pixel size); a table about to pass it is
   // emptied and refilled. The tables age and go with their faces in the FontCache.
   uint64_t glyph_table_max_bytes = 512 * 1024;

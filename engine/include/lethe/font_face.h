@@ -18,6 +18,17 @@
 
 namespace lethe {
 
+// The faces a text run can ask for besides the regular sans-serif one (EngineOptions::font_path):
+// "family" and "bold" in the page description. Defaults: DejaVu (Debian's fonts-dejavu-core). A
+// file that cannot be opened falls back to font_path, logged once per file.
+struct FontFiles {
+  std::string sans_serif_bold = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
+  std::string serif = "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf";
+  std::string serif_bold = "/usr/share/fonts/truetype/dejavu/DejaVuSerif-Bold.ttf";
+  std::string monospace = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+  std::string monospace_bold = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf";
+};
+
 // An 8-bit coverage bitmap of one glyph; left/top are offsets from the pen position on the
 // baseline to the bitmap's top-left corner (y grows downwards).
 struct GlyphBitmap {

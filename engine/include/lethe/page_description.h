@@ -4,7 +4,10 @@
 //   {"title": "News", "width": 1024, "height": 4100, "background": "#ffffff",
 //    "items": [{"type": "image", "src": "img/a.png", "x": 24, "y": 80, "width": 640, "height": 480},
 //              {"type": "text", "text": "Hello", "x": 24, "y": 600, "width": 976, "size": 16,
-//               "color": "#303030"}]}
+//               "color": "#303030", "family": "serif", "bold": true}]}
+//
+// A text run's "family" is one of CSS's generic families ("sans-serif", the default, "serif",
+// "monospace"); "bold" picks the bold face of that family.
 //
 // Validation is strict and every error names the field ("items[3].width: must be an integer in
 // 1..16384"), because a page that half-loads hides mistakes. Image sources without a scheme are
@@ -37,11 +40,19 @@ struct PageImageItem {
   LayoutRect rect;
 };
 
+enum class FontFamily : uint8_t { kSansSerif, kSerif, kMonospace };
+inline constexpr int kFontFamilyCount = 3;
+// "sans-serif", "serif", "monospace".
+const char* FontFamilyName(FontFamily family);
+std::optional<FontFamily> ParseFontFamily(const std::string& name);
+
 struct PageTextItem {
   std::string text;
   LayoutRect rect;    // height derived from the font size (one line per size * 1.25 px)
   int size = 16;      // pixels per em
   uint32_t color = 0xff000000;  // 0xAARRGGBB
+  FontFamily family = FontFamily::kSansSerif;
+  bool bold = false;
 };
 
 using PageItem = std::variant<PageImageItem, PageTextItem>;
