@@ -82,6 +82,23 @@ std::vector<Bytes> GifSeeds() {
   return seeds;
 }
 
+// Pages in the format of lethe/page_description.h: every field kind, both item types.
+std::vector<Bytes> PageSeeds() {
+  const char* pages[] = {
+      R"({"title": "News", "width": 1024, "height": 4100, "background": "#ffffff", "items": [
+         {"type": "image", "src": "img/a.png", "x": 24, "y": 80, "width": 640, "height": 480},
+         {"type": "image", "src": "https://example.com/b.jpg", "x": -10, "y": 600, "width": 30, "height": 20},
+         {"type": "text", "text": "Hello world", "x": 24, "y": 700, "width": 976, "size": 16,
+          "color": "#80303030", "family": "serif", "bold": true}]})",
+      R"({"height": 10, "items": []})",
+      R"({"height": 100, "items": [{"type": "text", "text": "a", "x": 0, "y": 0, "width": 5,
+          "family": "monospace", "bold": false, "size": 512}]})",
+  };
+  std::vector<Bytes> seeds;
+  for (const char* page : pages) seeds.emplace_back(page, page + std::char_traits<char>::length(page));
+  return seeds;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,5 +125,6 @@ int main(int argc, char** argv) {
   write_all("fuzz_probe", png, "png");
   write_all("fuzz_probe", jpeg, "jpeg");
   write_all("fuzz_probe", gif, "gif");
+  write_all("fuzz_page", PageSeeds(), "page");
   return 0;
 }
