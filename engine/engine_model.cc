@@ -20,6 +20,16 @@ bool EndsWith(const std::string& text, std::string_view suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The BfCache key of the history entry at `position` (see SessionHistory::position) in `window`.
+// int32 positions: a window would need 2^31 navigations to wrap.
+HistoryEntryId EntryKey(WindowId window, size_t position) {
+  return HistoryEntryId{window, static_cast<int32_t>(position)};
+}
+
+HistoryEntryId CurrentEntryKey(const Window& window) {
+  return EntryKey(window.id(), window.history().position());
+}
+
 }  // namespace
 
 Window* EngineImpl::FindWindow(WindowId id) const {
@@ -109,13 +119,13 @@ void EngineImpl::FreezeCurrent(Window& window) {
   std::unique_ptr<Document> old = window.SwapDocument(nullptr, surfaces_);
   if (old == nullptr || window.history().current() == nullptr) return;
   window.mutable_history().mutable_current()->scroll_y = window.scroll_y();
-  HistoryEntryId key{window.id(), static_cast<int32_t>(window.history().index())};
+  HistoryEntryId key = CurrentEntryKey(window);
   (void)bfcache_.Store(key, std::move(old));  // kEvicted: it was the farthest; it is dropped
 }
 
 void EngineImpl::RestoreCurrent(Window& window) {
   const HistoryEntry* entry = window.history().current();
-  HistoryEntryId key{window.id(), static_cast<int32_t>(window.history().index())};
+  HistoryEntryId key = CurrentEntryKey(window);
   bfcache_.SetCurrentIndex(window.id(), key.index);
   std::unique_ptr<Document> document;
   if (std::unique_ptr<CachedDocument> cached = bfcache_.Take(key)) {
@@ -153,16 +163,16 @@ void EngineImpl::Show(Window& window, std::unique_ptr<Document> document, const 
   FreezeCurrent(window);
   // The forward list is dropped by the navigation: so are its frozen documents.
   const SessionHistory& history = window.history();
+  const size_t first = history.first_position();
   for (size_t i = history.entries().empty() ? 0 : history.index() + 1; i < history.entries().size();
        ++i) {
-    bfcache_.Take({id, static_cast<int32_t>(i)});
+    bfcache_.Take(EntryKey(id, first + i));
   }
-  bool full = history.entries().size() >= SessionHistory::kDefaultMaxEntries;
   window.mutable_history().Navigate(url);
-  // At the cap the oldest entry went and every index moved down by one: the frozen documents'
-  // keys no longer match, so they go (rare: 50 entries in one tab).
-  if (full) bfcache_.RemoveSession(id);
-  bfcache_.SetCurrentIndex(id, static_cast<int32_t>(window.history().index()));
+  // At the cap the oldest entry went: so does its frozen document. The others keep their keys
+  // (positions do not shift).
+  if (history.first_position() != first) bfcache_.Take(EntryKey(id, first));
+  bfcache_.SetCurrentIndex(id, CurrentEntryKey(window).index);
   window.SwapDocument(std::move(document), surfaces_);
   window.SetScroll(0);
   UpdateDisplay(window);

@@ -24,6 +24,7 @@ std::vector<uint64_t> SessionHistory::Navigate(const std::string& url) {
   if (entries_.size() > max_entries_) {
     dropped.push_back(entries_.front().id);
     entries_.erase(entries_.begin());
+    ++dropped_front_count_;
   }
   index_ = entries_.size() - 1;
   return dropped;

@@ -192,6 +192,23 @@ TEST_F(EngineTest, NavigatingDropsTheForwardListsFrozenDocuments) {
   EXPECT_FALSE(engine->GoForward(tab));
 }
 
+TEST_F(EngineTest, AtTheHistoryCapOnlyTheOldestEntrysDocumentGoes) {
+  auto engine = Make();
+  WindowId tab = engine->OpenWindow();
+  // One more page than the history holds: the first entry is dropped by the cap.
+  for (size_t i = 0; i <= SessionHistory::kDefaultMaxEntries; ++i) {
+    ASSERT_TRUE(engine->Navigate(tab, site_.Page(1 + static_cast<int>(i % 2))).ok());
+  }
+  ASSERT_EQ(engine->window(tab)->history().entries().size(), SessionHistory::kDefaultMaxEntries);
+  const size_t frozen = engine->bfcache().document_count();
+  EXPECT_GT(frozen, 0u);  // the recent pages survived the cap
+  const uint64_t loads = engine->stats().page_load_count;
+  ASSERT_TRUE(engine->GoBack(tab));
+  EXPECT_EQ(engine->stats().bfcache_restore_count, 1u);  // restored, not reloaded
+  EXPECT_EQ(engine->stats().page_load_count, loads);
+  EXPECT_EQ(engine->window(tab)->document()->title(), "two");  // page 50 of 51 (i = 49: page 2)
+}
+
 TEST_F(EngineTest, AnimationsAdvanceOnlyInTheForegroundViewport) {
   auto engine = Make();
   WindowId tab = engine->OpenWindow();

@@ -55,6 +55,20 @@ TEST(SessionHistory, CapDropsTheOldestEntry) {
   EXPECT_EQ(history.index(), 2u);
 }
 
+TEST(SessionHistory, PositionsDoNotShiftWhenTheCapDropsAnEntry) {
+  SessionHistory history(3);
+  for (const char* url : {"a", "b", "c"}) history.Navigate(url);
+  EXPECT_EQ(history.first_position(), 0u);
+  EXPECT_EQ(history.position(), 2u);  // "c"
+  history.Navigate("d");               // "a" dropped
+  EXPECT_EQ(history.first_position(), 1u);
+  EXPECT_EQ(history.index(), 2u);
+  EXPECT_EQ(history.position(), 3u);  // "d"
+  ASSERT_TRUE(history.GoBack());
+  EXPECT_EQ(history.current()->url, "c");
+  EXPECT_EQ(history.position(), 2u);  // the position "c" had before the drop
+}
+
 TEST(SessionHistory, DistanceFromCurrentCountsStepsEitherWay) {
   SessionHistory history;
   for (const char* url : {"a", "b", "c", "d", "e"}) history.Navigate(url);

@@ -46,6 +46,11 @@ class SessionHistory {
   HistoryEntry* mutable_current();
   const std::vector<HistoryEntry>& entries() const { return entries_; }
   size_t index() const { return index_; }
+  // Positions count entries from the window's first page: index() plus the entries the cap dropped
+  // from the front. An entry keeps its position while it exists (its index shifts at the cap), so
+  // positions are what the BfCache's keys use.
+  size_t position() const { return dropped_front_count_ + index_; }
+  size_t first_position() const { return dropped_front_count_; }
 
   // |position of entry `id` - current index|, or nullopt when the entry is gone.
   std::optional<size_t> DistanceFromCurrent(uint64_t id) const;
@@ -54,6 +59,7 @@ class SessionHistory {
   size_t max_entries_;
   std::vector<HistoryEntry> entries_;
   size_t index_ = 0;  // valid when !entries_.empty()
+  size_t dropped_front_count_ = 0;  // entries the cap removed from the front, ever
 };
 
 }  // namespace lethe
