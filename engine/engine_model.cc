@@ -111,6 +111,11 @@ std::unique_ptr<Document> EngineImpl::MakeDocument(const PageDescription& page, 
   ++stats_.page_load_count;
   auto document = std::make_unique<Document>(page, url, store_);
   for (const std::string& broken : document->broken_images()) log_(broken);
+  // Layout: a run's height is that of its wrapped lines (the description only knows one line),
+  // so that a long paragraph stays drawn while any of its lines is in the viewport.
+  for (PageTextItem& text : document->texts()) {
+    text.rect.height = std::max(text.rect.height, text_.Measure(text));
+  }
   return document;
 }
 
@@ -396,12 +401,9 @@ const Framebuffer& EngineImpl::DrawFrame() {
     target.y -= scroll;
     DrawImage(image, target);
   }
+  const LayoutRect viewport{0, scroll, options_.viewport_width, options_.viewport_height};
   for (const PageTextItem& text : document->texts()) {
-    // A run wraps downwards; runs are short, so 8 lines of slack bound what can reach the top.
-    if (text.rect.y >= scroll + options_.viewport_height || text.rect.y + 8 * text.rect.height < scroll) {
-      continue;
-    }
-    text_.Draw(framebuffer_, text, 0, -scroll);
+    if (text.rect.Intersects(viewport)) text_.Draw(framebuffer_, text, 0, -scroll);
   }
   uncached_.clear();
   ArmTicks();

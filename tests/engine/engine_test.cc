@@ -286,6 +286,25 @@ TEST_F(EngineTest, DrawsImagesAndTextAtTheirLayoutPositions) {
   EXPECT_EQ(PixelAt(engine->DrawFrame(), 20, 20), 0xff00ff00u);
 }
 
+TEST_F(EngineTest, ALongParagraphIsDrawnWhileAnyOfItsLinesIsInView) {
+  std::string paragraph;
+  for (int i = 0; i < 200; ++i) paragraph += "word ";  // about 40 lines of 300 px at 20 px
+  testing::WriteFile(site_.dir().File("long.json"), R"({"height": 3000, "items": [
+    {"type": "text", "text": ")" + paragraph + R"(", "x": 10, "y": 10, "width": 300, "size": 20}]})");
+  auto engine = Make();
+  WindowId tab = engine->OpenWindow();
+  ASSERT_TRUE(engine->Navigate(tab, site_.dir().File("long.json")).ok());
+  const int height = engine->window(tab)->document()->texts()[0].rect.height;
+  EXPECT_GT(height, 25 * 20) << "the layout should know the wrapped height";
+  engine->ScrollTo(tab, height - 100);  // only the paragraph's last lines are in view
+  const Framebuffer& frame = engine->DrawFrame();
+  int ink = 0;
+  for (uint32_t y = 0; y < 60; ++y) {
+    for (uint32_t x = 10; x < 310; ++x) ink += (PixelAt(frame, x, y) & 0xff) < 128 ? 1 : 0;
+  }
+  EXPECT_GT(ink, 50);
+}
+
 TEST_F(EngineTest, PressureFreesUnlockedMemoryAndBaselineIgnoresIt) {
   auto engine = Make();
   WindowId tab = engine->OpenWindow();

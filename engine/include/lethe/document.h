@@ -63,6 +63,8 @@ class Document final : public CachedDocument {
   std::vector<DocumentImage>& images() { return images_; }
   const std::vector<DocumentImage>& images() const { return images_; }
   const std::vector<PageTextItem>& texts() const { return texts_; }
+  // The engine lays text out once per document: each run's rect.height becomes its wrapped height.
+  std::vector<PageTextItem>& texts() { return texts_; }
   // "path: why" for each image that could not be loaded.
   const std::vector<std::string>& broken_images() const { return broken_images_; }
 

@@ -48,7 +48,7 @@ std::optional<FontFamily> ParseFontFamily(const std::string& name);
 
 struct PageTextItem {
   std::string text;
-  LayoutRect rect;    // height derived from the font size (one line per size * 1.25 px)
+  LayoutRect rect;    // height: one line (size * 1.25 px); the engine's layout sets the wrapped height
   int size = 16;      // pixels per em
   uint32_t color = 0xff000000;  // 0xAARRGGBB
   FontFamily family = FontFamily::kSansSerif;
