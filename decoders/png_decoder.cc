@@ -8,6 +8,12 @@
 // longjmps back to the setjmp in one of the small Step functions below. Those functions hold no
 // C++ object with a destructor, so nothing is skipped by the longjmp; every resource lives in a
 // PngSession (destroyed normally) or in the RowSink. Warnings are dropped, never printed.
+//
+// libpng allocates its state (the structs, zlib's window, row buffers, chunk data) through
+// lethe_malloc: it is counted in the allocator's statistics and peak like the surface, and
+// lethe_fail_after reaches it. Any refused allocation ends the decode in kOutOfMemory, even one
+// libpng could shrug off (an optional chunk), so that a decode under memory failure never returns
+// a partial image as if the file were short.
 #include <png.h>
 
 #include <csetjmp>
@@ -32,6 +38,7 @@ struct PngSession {
   size_t size = 0;
   size_t offset = 0;
   bool ran_out_of_input = false;
+  bool out_of_memory = false;  // an allocation libpng asked for was refused
   char message[256] = {};
   // Progress of the row loop, read after a longjmp.
   uint64_t rows_read = 0;
@@ -52,6 +59,16 @@ void OnPngError(png_structp png, png_const_charp message) {
 }
 
 void OnPngWarning(png_structp, png_const_charp) {}
+
+// libpng's allocator hooks. The mem pointer is the session (set at creation; libpng passes its
+// creation-time struct while it allocates the real one, with the same mem pointer).
+png_voidp OnPngMalloc(png_structp png, png_alloc_size_t size) {
+  void* block = lethe_malloc(size);
+  if (block == nullptr) static_cast<PngSession*>(png_get_mem_ptr(png))->out_of_memory = true;
+  return block;
+}
+
+void OnPngFree(png_structp, png_voidp block) { lethe_free(block); }
 
 void OnPngRead(png_structp png, png_bytep out, size_t byte_count) {
   auto* session = static_cast<PngSession*>(png_get_io_ptr(png));
@@ -163,7 +180,9 @@ bool StepReadEnd(PngSession* session) {
 DecodeError SessionError(const PngSession& session, std::string_view stage) {
   DecodeErrorCode code = DecodeErrorCode::kCorrupt;
   const std::string message = session.message;
-  if (session.ran_out_of_input) {
+  if (session.out_of_memory) {
+    code = DecodeErrorCode::kOutOfMemory;
+  } else if (session.ran_out_of_input) {
     code = DecodeErrorCode::kTruncated;
   } else if (message.find("user limit") != std::string::npos ||
              message.find("too large") != std::string::npos) {
@@ -183,7 +202,8 @@ DecodeResult<Surface> DecodePng(std::span<const uint8_t> bytes, const DecodeOpti
   PngSession session;
   session.data = bytes.data();
   session.size = bytes.size();
-  session.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &session, OnPngError, OnPngWarning);
+  session.png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &session, OnPngError, OnPngWarning,
+                                         &session, OnPngMalloc, OnPngFree);
   if (session.png != nullptr) session.info = png_create_info_struct(session.png);
   if (session.png == nullptr || session.info == nullptr) {
     return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "png: out of memory for libpng state");
@@ -227,8 +247,14 @@ DecodeResult<Surface> DecodePng(std::span<const uint8_t> bytes, const DecodeOpti
     }
     finished = StepReadRowsScaled(&session, sink->get(), interlaced);
   }
+  if (session.out_of_memory) {
+    return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "png: out of memory inside libpng");
+  }
   if (!finished && session.rows_read == 0) return SessionError(session, "image data");
   const bool complete = finished && StepReadEnd(&session);
+  if (session.out_of_memory) {  // at the end chunks
+    return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "png: out of memory inside libpng");
+  }
   return (*sink)->Finish(complete);
 }
 
