@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "disk_cache_schema.h"
+#include "lethe/sqlite_allocator.h"
 #include "sqlite_util.h"
 
 namespace lethe::cache {
@@ -737,6 +738,21 @@ DiskCacheStats DiskCache::Stats() const {
                        impl_->pending_touches.capacity() * sizeof(Impl::Touch) +
                        impl_->path.capacity() + impl_->open_notice.capacity();
   return stats;
+}
+
+std::uint64_t DiskCache::ReleaseMemory() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const std::uint64_t before = SqliteMemoryInUse().in_use_bytes;
+  impl_->EndRead();
+  (void)sqlite3_db_release_memory(impl_->db);
+  const std::uint64_t after = SqliteMemoryInUse().in_use_bytes;
+  return before > after ? before - after : 0;
+}
+
+MemoryPressure::Subscription DiskCache::SubscribeTo(MemoryPressure& pressure) {
+  return pressure.Subscribe("disk-cache", [this](const MemoryPressureEvent& event) -> uint64_t {
+    return event.level == MemoryPressureLevel::kCritical ? ReleaseMemory() : 0;
+  });
 }
 
 MemoryReporter::Registration DiskCache::RegisterReporter(MemoryReporter& reporter) {

@@ -102,6 +102,7 @@ std::string EngineImpl::OpenDiskCache() {
   // A file moved aside on open was already logged by the DiskCache (through log_).
   store_.SetDiskCache(disk_.get());
   registrations_.push_back(disk_->RegisterReporter(reporter_));
+  if (options_.expiration_enabled) subscriptions_.push_back(disk_->SubscribeTo(pressure_));
   return "";
 }
 

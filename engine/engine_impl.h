@@ -68,7 +68,8 @@ class EngineImpl {
   GlyphTotals glyphs_;  // before fonts_: the faces' glyph tables update it as they go
   EngineFontCache fonts_;
   EngineWordCache words_;
-  std::unique_ptr<cache::DiskCache> disk_;  // before store_ and registrations_, which use it
+  // Before store_, subscriptions_ and registrations_, which use it.
+  std::unique_ptr<cache::DiskCache> disk_;
   ImageStore store_;
   TextPainter text_;
   std::unique_ptr<TraceRecorder> trace_;

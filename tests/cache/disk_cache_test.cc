@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "disk_cache_test_util.h"
+#include "lethe/sqlite_allocator.h"
 
 namespace lethe::cache {
 namespace {
@@ -547,6 +548,31 @@ TEST_F(DiskCacheTest, StatsReportTheFileAndTheCounters) {
     }
   });
   EXPECT_EQ(visited, 12);
+}
+
+TEST_F(DiskCacheTest, ReleaseMemoryEmptiesThePageCacheAndOnlyCriticalPressureCallsIt) {
+  DiskCacheOptions options = Options();
+  options.mmap_bytes = 0;  // reads fill SQLite's page cache instead of going through a map
+  auto cache = OpenOrDie(std::move(options));
+  ASSERT_NE(cache, nullptr);
+  for (int i = 0; i < 8; ++i) PutOrDie(*cache, Url(i), Payload(i, 50'000));
+  auto read_all = [&] {
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(cache->Get(Url(i)).ok());
+  };
+  read_all();
+  const std::uint64_t held = SqliteMemoryInUse().in_use_bytes;
+  const std::uint64_t freed = cache->ReleaseMemory();
+  EXPECT_GE(freed, 4u * 64 * 1024) << "of " << held;  // the 64 KiB pages of the bodies read
+  EXPECT_LE(SqliteMemoryInUse().in_use_bytes, held - freed);
+  EXPECT_EQ(cache->ReleaseMemory(), 0u);  // nothing left to give back
+
+  ManualClock clock;
+  MemoryPressure pressure(clock);
+  MemoryPressure::Subscription subscription = cache->SubscribeTo(pressure);
+  read_all();  // the reads still work, and refill the cache
+  EXPECT_EQ(pressure.Dispatch(MemoryPressureLevel::kModerate).total_freed_bytes, 0u);
+  EXPECT_GE(pressure.Dispatch(MemoryPressureLevel::kCritical).total_freed_bytes, 4u * 64 * 1024);
+  read_all();
 }
 
 TEST_F(DiskCacheTest, ReporterAddsTheCountersAndTheDiskBytesAndNothingUnderExplicit) {

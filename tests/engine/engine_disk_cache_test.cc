@@ -70,6 +70,18 @@ TEST_F(EngineDiskCacheTest, ImageBytesThatExpiredInMemoryComeBackFromDisk) {
   EXPECT_EQ(engine->CollectMemoryReport().Amount("lethe-counters/disk-cache/hit-count"), 1);
 }
 
+TEST_F(EngineDiskCacheTest, CriticalPressureReachesTheDiskCache) {
+  auto engine = Make(Options());
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Navigate(engine->OpenWindow(), site_.Page(1)).ok());
+  PressureOutcome outcome = engine->OnMemoryPressure(MemoryPressureLevel::kCritical);
+  bool listened = false;
+  for (const MemoryPressureListenerResult& listener : outcome.dispatch.listeners) {
+    listened = listened || listener.name == "disk-cache";
+  }
+  EXPECT_TRUE(listened) << "the disk cache's SQLite page cache is not released under pressure";
+}
+
 TEST_F(EngineDiskCacheTest, WithoutADiskCacheAnImageWhoseFileIsGoneCannotComeBack) {
   auto engine = Make(TestOptions(&log_));
   ASSERT_NE(engine, nullptr);

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "lethe/check.h"
+#include "lethe/memory_pressure.h"
 #include "lethe/memory_reporter.h"
 
 namespace lethe::cache {
@@ -250,6 +251,14 @@ class DiskCache {
   // per process by RegisterSqliteReporter (lethe/sqlite_allocator.h). The Registration must not
   // outlive this cache or `reporter`.
   [[nodiscard]] MemoryReporter::Registration RegisterReporter(MemoryReporter& reporter);
+  // Frees what SQLite keeps for speed and can rebuild from the file: the pages of its page cache
+  // (ending the shared read transaction, which pins the pages it read). Returns how far SQLite's
+  // memory (SqliteMemoryInUse, process-wide) fell.
+  std::uint64_t ReleaseMemory();
+  // Calls ReleaseMemory on critical pressure events. Moderate ones keep the page cache: it is
+  // bounded (page_cache_kib) and each page dropped costs a read to get back. The Subscription must
+  // not outlive this cache or `pressure`.
+  [[nodiscard]] MemoryPressure::Subscription SubscribeTo(MemoryPressure& pressure);
   const std::string& path() const;
   // What happened on open that a person should know ("moved ... aside ..., created a new cache"),
   // or empty.
