@@ -58,7 +58,9 @@ EngineImpl::EngineImpl(EngineOptions options, Clock& clock, std::unique_ptr<Manu
       text_(fonts_, words_, glyphs_, options_.glyph_table_max_bytes, options_.font_path,
             options_.font_files, log_),
       bfcache_(clock_, BfOptionsFor(options_)) {
-  if (!options_.trace_path.empty()) trace_ = std::make_unique<TraceRecorder>(options_.process_name);
+  if (!options_.trace_path.empty()) {
+    trace_ = std::make_unique<TraceRecorder>(options_.process_name, 1, options_.trace_max_events);
+  }
   pool_ = std::make_unique<DecodePool>(loop_, std::max(0, options_.decode_threads));
   if (options_.expiration_enabled) {
     subscriptions_.push_back(surfaces_.SubscribeTo(pressure_));
@@ -250,6 +252,9 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
   collector.HeapBytes("engine/documents", documents,
                       "The documents the windows show: layout, URLs and text (the documents left "
                       "behind are under bfcache).");
+  collector.HeapBytes("engine/trace", trace_ != nullptr ? trace_->MemoryBytes() : 0,
+                      "The memory trace's events, held until it is written (bounded by "
+                      "trace_max_events).");
   collector.HeapBytes("engine/image-store", store_.MemoryBytes(),
                       "One record per image URL the documents use: the URL and frame delays.");
   cache::SqliteMemoryUsage sqlite = cache::SqliteMemoryInUse();

@@ -1,24 +1,80 @@
 #include "lethe/trace_recorder.h"
 
+#include <algorithm>
+#include <unordered_map>
+
 #include <nlohmann/json.hpp>
 
 #include "lethe/atomic_file.h"
 
 namespace lethe {
 
-TraceRecorder::TraceRecorder(std::string process_name, int pid)
-    : process_name_(std::move(process_name)), pid_(pid) {}
+TraceRecorder::TraceRecorder(std::string process_name, int pid, size_t max_events)
+    : process_name_(std::move(process_name)), pid_(pid), max_events_(std::max<size_t>(max_events, 4)) {}
 
 void TraceRecorder::Counter(const std::string& name, Micros timestamp,
                             const std::vector<std::pair<std::string, int64_t>>& series) {
   std::lock_guard lock(mutex_);
-  events_.push_back(Event{'C', name, timestamp.count(), series, {}});
+  if (events_.size() >= max_events_) Thin();  // first: the stride may double
+  // Sample n of a track is kept when n is a multiple of the stride: after a thinning, new samples
+  // come at the same resolution as the old ones kept.
+  uint64_t& offered = counter_samples_offered_[name];
+  const bool keep = offered % counter_stride_ == 0;
+  ++offered;
+  if (keep) Add(Event{'C', name, timestamp.count(), series, {}});
 }
 
 void TraceRecorder::Instant(const std::string& name, Micros timestamp,
                             const std::vector<std::pair<std::string, std::string>>& args) {
   std::lock_guard lock(mutex_);
-  events_.push_back(Event{'i', name, timestamp.count(), {}, args});
+  if (events_.size() >= max_events_) Thin();
+  Add(Event{'i', name, timestamp.count(), {}, args});
+}
+
+size_t TraceRecorder::BytesOf(const Event& event) {
+  size_t bytes = sizeof(Event) + event.name.capacity();
+  for (const auto& [key, value] : event.counters) bytes += sizeof(*event.counters.data()) + key.capacity();
+  for (const auto& [key, value] : event.args) {
+    bytes += sizeof(*event.args.data()) + key.capacity() + value.capacity();
+  }
+  return bytes;
+}
+
+void TraceRecorder::Add(Event event) {
+  bytes_ += BytesOf(event);
+  events_.push_back(std::move(event));
+}
+
+void TraceRecorder::Thin() {
+  // Per counter track: keep its next sample? The samples held are those whose index is a multiple
+  // of the stride, so keeping every other one starting with the first leaves the multiples of 2x.
+  std::unordered_map<std::string, bool> keep_next;
+  size_t instant_count = 0;
+  std::vector<Event> kept;
+  kept.reserve(events_.size());
+  for (Event& event : events_) {
+    bool keep = true;
+    if (event.phase == 'C') {
+      auto [it, first] = keep_next.try_emplace(event.name, true);
+      keep = it->second;
+      it->second = !keep;
+    } else {
+      ++instant_count;
+    }
+    if (keep) kept.push_back(std::move(event));
+  }
+  counter_stride_ *= 2;
+  if (instant_count > max_events_ / 2) {  // instants crowd the trace: the oldest go
+    size_t to_drop = instant_count - max_events_ / 4;
+    std::erase_if(kept, [&to_drop](const Event& event) {
+      if (event.phase != 'i' || to_drop == 0) return false;
+      --to_drop;
+      return true;
+    });
+  }
+  events_ = std::move(kept);
+  bytes_ = 0;
+  for (const Event& event : events_) bytes_ += BytesOf(event);
 }
 
 size_t TraceRecorder::event_count() const {
@@ -26,14 +82,26 @@ size_t TraceRecorder::event_count() const {
   return events_.size();
 }
 
+uint64_t TraceRecorder::counter_stride() const {
+  std::lock_guard lock(mutex_);
+  return counter_stride_;
+}
+
+size_t TraceRecorder::MemoryBytes() const {
+  std::lock_guard lock(mutex_);
+  return sizeof(*this) + bytes_ + (events_.capacity() - events_.size()) * sizeof(Event);
+}
+
 std::string TraceRecorder::ToJson() const {
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid_}, {"tid", 0},
                     {"args", {{"name", process_name_}}}});
   std::vector<Event> copy;
+  uint64_t stride = 1;
   {
     std::lock_guard lock(mutex_);
     copy = events_;
+    stride = counter_stride_;
   }
   for (const Event& event : copy) {
     nlohmann::json json = {{"name", event.name}, {"ph", std::string(1, event.phase)},
@@ -45,7 +113,10 @@ std::string TraceRecorder::ToJson() const {
     if (event.phase == 'i') json["s"] = "g";
     events.push_back(std::move(json));
   }
-  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+  return nlohmann::json{{"traceEvents", events},
+                        {"displayTimeUnit", "ms"},
+                        {"otherData", {{"lethe_counter_sample_stride", stride}}}}
+      .dump();
 }
 
 bool TraceRecorder::Write(const std::string& path, std::string* error) const {

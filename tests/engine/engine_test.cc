@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 
 #include "engine_test_pages.h"
 #include "lethe/window.h"
@@ -347,6 +348,7 @@ TEST_F(EngineTest, TraceRecordsCountersAndEvents) {
     engine->RunFor(seconds(25));
     engine->OnMemoryPressure(MemoryPressureLevel::kModerate);
     engine->CloseWindow(tab);
+    EXPECT_GT(engine->CollectMemoryReport().Amount("explicit/engine/trace"), 0);
   }
   std::string trace = testing::ReadFile(options.trace_path);
   for (const char* needle : {"\"window-open\"", "\"window-close\"", "\"pressure\"", "\"discard\"",
@@ -355,6 +357,21 @@ TEST_F(EngineTest, TraceRecordsCountersAndEvents) {
   }
   auto engine = Make();
   EXPECT_FALSE(engine->WriteTrace(site_.dir().File("t.json")).ok());  // no trace_path
+  EXPECT_EQ(engine->CollectMemoryReport().Amount("explicit/engine/trace"), 0);
+}
+
+TEST_F(EngineTest, ATraceOfALongSessionStaysBounded) {
+  EngineOptions options = TestOptions(&log_);
+  options.trace_path = site_.dir().File("long-trace.json");
+  options.trace_max_events = 200;
+  {
+    auto engine = Make(options);
+    ASSERT_TRUE(engine->Navigate(engine->OpenWindow(), site_.Page(1)).ok());
+    engine->RunFor(std::chrono::hours(2));  // a sample a second: 7200 samples of 5 tracks
+  }
+  auto json = nlohmann::json::parse(testing::ReadFile(options.trace_path));
+  EXPECT_LE(json["traceEvents"].size(), 201u);  // + the process name
+  EXPECT_GE(json["otherData"]["lethe_counter_sample_stride"].get<int>(), 128);
 }
 
 TEST_F(EngineTest, DecodePoolShowsThePlaceholderUntilTheSurfaceIsBackAfterADiscard) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <map>
 #include <thread>
 
 namespace lethe {
@@ -42,6 +44,54 @@ TEST(TraceRecorder, RecordsFromManyThreads) {
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(trace.event_count(), 1000u);
   EXPECT_EQ(nlohmann::json::parse(trace.ToJson())["traceEvents"].size(), 1001u);
+}
+
+TEST(TraceRecorder, StaysBoundedOverALongSessionByThinningCounterSamples) {
+  TraceRecorder trace("lethe-test", 1, 100);
+  for (int t = 0; t < 1000; ++t) {
+    trace.Counter("images", microseconds(t), {{"decoded", t}});
+    trace.Counter("heap", microseconds(t), {{"allocated", 2 * t}});
+    if (t % 200 == 100) trace.Instant("pressure", microseconds(t), {{"level", "critical"}});
+  }
+  EXPECT_LE(trace.event_count(), 100u);
+  EXPECT_GE(trace.counter_stride(), 32u);
+  nlohmann::json json = nlohmann::json::parse(trace.ToJson());
+  EXPECT_EQ(json["otherData"]["lethe_counter_sample_stride"], trace.counter_stride());
+  std::map<std::string, std::vector<int64_t>> samples;
+  int instants = 0;
+  for (const auto& event : json["traceEvents"]) {
+    if (event["ph"] == "C") samples[event["name"]].push_back(event["ts"]);
+    if (event["ph"] == "i") ++instants;
+  }
+  EXPECT_EQ(instants, 5);  // every instant event is kept
+  for (const auto& [name, times] : samples) {
+    ASSERT_GE(times.size(), 10u) << name;
+    EXPECT_EQ(times.front(), 0) << name << ": the session's start is kept";
+    EXPECT_GE(times.back(), 999 - static_cast<int64_t>(trace.counter_stride())) << name;
+    EXPECT_TRUE(std::is_sorted(times.begin(), times.end())) << name;
+  }
+  // The two tracks were thinned alike.
+  EXPECT_EQ(samples["images"], samples["heap"]);
+}
+
+TEST(TraceRecorder, AStormOfInstantsDropsTheOldestOnes) {
+  TraceRecorder trace("lethe-test", 1, 20);
+  for (int t = 0; t < 100; ++t) trace.Instant("pressure", microseconds(t));
+  EXPECT_LE(trace.event_count(), 20u);
+  nlohmann::json events = nlohmann::json::parse(trace.ToJson())["traceEvents"];
+  EXPECT_EQ(events.back()["ts"], 99);  // the newest is there
+  EXPECT_GT(events[1]["ts"], 0);       // the oldest went
+}
+
+TEST(TraceRecorder, MemoryBytesFollowTheEventsHeld) {
+  TraceRecorder small("lethe-test", 1, 50);
+  TraceRecorder large("lethe-test", 1, 5000);
+  for (int t = 0; t < 2000; ++t) {
+    small.Counter("images", microseconds(t), {{"decoded", t}});
+    large.Counter("images", microseconds(t), {{"decoded", t}});
+  }
+  EXPECT_GT(large.MemoryBytes(), 2000 * sizeof(int64_t));
+  EXPECT_LT(small.MemoryBytes() * 10, large.MemoryBytes());
 }
 
 TEST(TraceRecorder, ReportsAnUnwritablePath) {

@@ -54,6 +54,7 @@
 #include "lethe/shaped_word_cache.h"
 #include "lethe/surface.h"
 #include "lethe/surface_cache.h"
+#include "lethe/trace_recorder.h"
 
 namespace lethe {
 
@@ -108,6 +109,9 @@ struct EngineOptions {
   // (discards, pressure, window open/close) are recorded and written at destruction and WriteTrace.
   std::string trace_path;
   Clock::Duration trace_sample_period = std::chrono::seconds(1);
+  // Events the trace holds in memory at most: past it, counter samples are thinned (every other
+  // one kept), so a long session's trace stays bounded and still spans the whole session.
+  size_t trace_max_events = TraceRecorder::kDefaultMaxEvents;
   // The OS pressure sources (PSI, cgroup memory.events, systemd, allocator callback). The API
   // source (OnMemoryPressure) is always on.
   bool pressure_sources = true;

@@ -3,9 +3,12 @@
 // (discards, pressure, window open/close).
 //
 // Any thread may record; Write() may run concurrently with recording (it copies under the lock).
-// Events are kept in memory until written, about 100 bytes each: a run that samples every
-// simulated second for an hour keeps a few MB. Timestamps come from the caller (a Clock), so
-// simulated-time runs produce simulated-time traces.
+// Events are kept in memory until written, a few hundred bytes each. The memory stays bounded over
+// a session of any length: when max_events are held, every counter track keeps every other sample
+// (instant events are all kept), so the trace still spans the whole session at half the counter
+// resolution; the file says the stride in "otherData". Only instant events beyond max_events / 2
+// (a session of pressure storms) make the oldest of them go. Timestamps come from the caller (a
+// Clock), so simulated-time runs produce simulated-time traces.
 #ifndef LETHE_TRACE_RECORDER_H_
 #define LETHE_TRACE_RECORDER_H_
 
@@ -13,6 +16,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,7 +26,10 @@ class TraceRecorder {
  public:
   using Micros = std::chrono::microseconds;
 
-  explicit TraceRecorder(std::string process_name, int pid = 1);
+  static constexpr size_t kDefaultMaxEvents = 100000;  // about 30 MB at most
+
+  explicit TraceRecorder(std::string process_name, int pid = 1,
+                         size_t max_events = kDefaultMaxEvents);
 
   // One sample of a counter track: each (series, value) pair is a series of `name` (stacked in
   // chrome://tracing, so put unrelated quantities under different names).
@@ -34,6 +41,10 @@ class TraceRecorder {
                const std::vector<std::pair<std::string, std::string>>& args = {});
 
   size_t event_count() const;
+  // Counter samples kept per sample recorded: 1, then 2, 4, ... after each thinning.
+  uint64_t counter_stride() const;
+  // Estimated heap bytes of the events held (for the memory report).
+  size_t MemoryBytes() const;
 
   // Writes {"traceEvents":[...],"displayTimeUnit":"ms"}, whole or not at all (WriteFileAtomically).
   bool Write(const std::string& path, std::string* error) const;
@@ -47,10 +58,21 @@ class TraceRecorder {
     std::vector<std::pair<std::string, int64_t>> counters;
     std::vector<std::pair<std::string, std::string>> args;
   };
+  static size_t BytesOf(const Event& event);
+  // Caller holds mutex_, and has thinned if max_events_ were held. Appends `event`.
+  void Add(Event event);
+  // Caller holds mutex_. Keeps every other sample of each counter track (the first included), then,
+  // if instants alone still fill more than half, drops the oldest instants down to a quarter.
+  void Thin();
+
   std::string process_name_;
   int pid_;
+  size_t max_events_;
   mutable std::mutex mutex_;
   std::vector<Event> events_;  // guarded by mutex_
+  size_t bytes_ = 0;           // sum of BytesOf(events_), guarded by mutex_
+  uint64_t counter_stride_ = 1;  // guarded by mutex_
+  std::unordered_map<std::string, uint64_t> counter_samples_offered_;  // per track; guarded by mutex_
 };
 
 }  // namespace lethe
