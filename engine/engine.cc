@@ -217,6 +217,7 @@ PressureOutcome EngineImpl::HandlePressure(MemoryPressureLevel level, const std:
   if (!options_.expiration_enabled) {
     outcome.ignored = true;
   } else {
+    ++stats_.pressure_event_count;
     if (level == MemoryPressureLevel::kCritical) pool_->CancelAheadJobs();
     uncached_.clear();
     outcome.dispatch = pressure_.Dispatch(level);
@@ -311,6 +312,11 @@ MemorySnapshot EngineImpl::Memory() const {
   snapshot.image_count = images_.entry_count();
   snapshot.bfcache_document_count = bfcache_.document_count();
   snapshot.window_count = windows_.size();
+  snapshot.discardable_bytes = (snapshot.surfaces_bytes - snapshot.locked_surfaces_bytes) +
+                               (snapshot.images_bytes - images_.referenced_bytes()) +
+                               snapshot.bfcache_bytes +
+                               (fonts_.referenced_font_count() == 0 ? snapshot.fonts_bytes : 0) +
+                               snapshot.shaped_words_bytes;
   return snapshot;
 }
 
@@ -325,7 +331,9 @@ ControlReply EngineImpl::ControlStats() const {
   reply.AddNumber("shaped_words_bytes", static_cast<int64_t>(memory.shaped_words_bytes));
   reply.AddNumber("heap_allocated_bytes", static_cast<int64_t>(memory.heap_allocated_bytes));
   reply.AddNumber("resident_bytes", static_cast<int64_t>(memory.resident_bytes));
+  reply.AddNumber("discardable_bytes", static_cast<int64_t>(memory.discardable_bytes));
   reply.AddNumber("windows", static_cast<int64_t>(memory.window_count));
+  reply.AddNumber("pressure_events", static_cast<int64_t>(stats_.pressure_event_count));
   reply.AddNumber("decodes", static_cast<int64_t>(stats_.decode_count));
   return reply;
 }

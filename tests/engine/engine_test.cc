@@ -312,9 +312,16 @@ TEST_F(EngineTest, PressureFreesUnlockedMemoryAndBaselineIgnoresIt) {
   ASSERT_TRUE(engine->Navigate(tab, site_.Page(1)).ok());
   engine->DrawFrame();
   engine->ScrollTo(tab, 1900);
+  ASSERT_TRUE(engine->Navigate(engine->OpenWindow(), site_.Page(2)).ok());  // a background tab
+  engine->SetForegroundWindow(tab);
+  const uint64_t discardable = engine->Memory().discardable_bytes;
+  EXPECT_EQ(engine->stats().pressure_event_count, 0u);
   PressureOutcome outcome = engine->OnMemoryPressure(MemoryPressureLevel::kCritical);
   EXPECT_FALSE(outcome.ignored);
   EXPECT_GT(outcome.freed_bytes, 0u);
+  EXPECT_EQ(outcome.freed_bytes, discardable) << "discardable_bytes is what critical frees";
+  EXPECT_EQ(engine->Memory().discardable_bytes, 0u);
+  EXPECT_EQ(engine->stats().pressure_event_count, 1u);
   EXPECT_EQ(outcome.source, "api");
   EXPECT_EQ(outcome.dispatch.listeners.size(), 5u);
   EXPECT_EQ(engine->last_pressure().freed_bytes, outcome.freed_bytes);

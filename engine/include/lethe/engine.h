@@ -165,6 +165,10 @@ struct MemorySnapshot {
   size_t bfcache_document_count = 0;
   size_t window_count = 0;
   size_t glyph_count = 0;              // glyph bitmaps kept
+  // What a critical pressure event would free in the caches now: unlocked surfaces, compressed
+  // bytes no document references, the BfCache, the faces (referenced only while a run is being
+  // drawn, so all of them between frames) and the shaped words. SQLite's page cache not included.
+  uint64_t discardable_bytes = 0;
 };
 
 struct EngineStats {
@@ -179,6 +183,7 @@ struct EngineStats {
   uint64_t page_load_count = 0;
   uint64_t frame_count = 0;
   uint64_t glyph_rasterize_count = 0;  // glyphs rasterized by FreeType (glyph-table misses)
+  uint64_t pressure_event_count = 0;   // pressure events handled (any source; not in baseline)
 };
 
 namespace internal {
