@@ -35,6 +35,13 @@ constexpr size_t TotalCacheSlots() {
   for (uint32_t size : kSmallSizes) total += CacheCapacity(size);
   return total;
 }
+constexpr size_t TotalCacheBytes() {
+  size_t total = 0;
+  for (uint32_t size : kSmallSizes) total += size_t{CacheCapacity(size)} * size;
+  return total;
+}
+// lethe/alloc.h states this bound for peak_allocated_bytes (cached blocks count as allocated).
+static_assert(TotalCacheBytes() <= (size_t{1} << 20), "a thread cache may hold at most 1 MiB");
 inline constexpr uint32_t kGcEvents = 4096;
 
 struct CacheBin {
