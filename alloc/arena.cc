@@ -84,6 +84,24 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
   ArenaAfterRelease(arena);
 }
 
+void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
+  uint64_t freed_bytes = 0;
+  {
+    MutexLock lock(&arena->lock);
+    uint64_t now = DecayNowNs();
+    for (uint32_t i = 0; i < count; ++i) {
+      Chunk* chunk = ChunkOf(pointers[i]);
+      uint32_t page = PageOf(chunk, pointers[i]);
+      uint64_t bytes = uint64_t{MapCount(chunk->map[page])} << kLgPageBytes;
+      arena->large_bytes_out -= bytes;
+      freed_bytes += bytes;
+      arena->heap.FreeLarge(chunk, page, now);
+    }
+    ArenaAfterRelease(arena);
+  }
+  SubtractHeldBytes(freed_bytes);
+}
+
 void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
   MutexLock lock(&arena->lock);
   uint64_t now = DecayNowNs();

@@ -104,10 +104,10 @@ TEST(AllocApi, AllocatorNameIsKnown) {
 
 // ---- peak_allocated_bytes ----------------------------------------------------------------------
 // What lethe/alloc.h promises: with the bundled allocator the peak counts blocks parked in thread
-// caches as allocated (at most 1 MiB per thread above the true peak); the system shim is exact.
+// caches as allocated (at most 1.5 MiB per thread above the true peak); the system shim is exact.
 
 uint64_t CacheSlackPerThread() {
-  return std::string(lethe_allocator_name()) == "lethe" ? uint64_t{1} << 20 : 0;
+  return std::string(lethe_allocator_name()) == "lethe" ? uint64_t{3} << 19 : 0;
 }
 
 // The figure the peak restarts from: what lethe_stats_reset_peak() reads as "current".
@@ -154,7 +154,8 @@ TEST(AllocPeak, ResetBringsItBackToTheCurrentFigure) {
 
 TEST(AllocPeak, HugeAndLargeBlocksCountExactly) {
   // 2 MiB and 6 MiB are huge (own mappings); 24 KiB and 200 KiB are large runs of the bundled
-  // allocator. None goes through a thread cache, so the peak rises by exactly the usable size.
+  // allocator. After lethe_purge() this thread's cache is empty, so each comes from its arena (or
+  // the huge table) and the peak rises by exactly its usable size.
   for (size_t size : {size_t{24} << 10, size_t{200} << 10, size_t{2} << 20, size_t{6} << 20}) {
     const lethe_stats_t before = StatsAfterReset();
     void* block = lethe_malloc(size);

@@ -93,7 +93,7 @@ TEST(Allocator, AlignedAllocationsOfEverySizeAndAlignment) {
 }
 
 TEST(Allocator, CallocZeroesReusedMemory) {
-  for (size_t size : {24u, 3000u, 100000u}) {
+  for (size_t size : {24u, 3000u, 40000u, 100000u}) {  // 40000: through the large thread cache
     void* dirty = lethe_malloc(size);
     std::memset(dirty, 0xee, size);
     lethe_free(dirty);

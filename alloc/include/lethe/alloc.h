@@ -73,12 +73,12 @@ typedef struct lethe_stats_t {
   uint64_t requested_bytes;        /* cumulative bytes requested (LETHE_OPTIONS=slop:1 only) */
   uint64_t served_bytes;           /* cumulative usable bytes given for them (slop:1 only) */
   /* High-water mark of allocated bytes since the process started or the last
-   * lethe_stats_reset_peak(), counting huge blocks (>= 1 MiB) and large blocks exactly.
+   * lethe_stats_reset_peak(), counting huge blocks (>= 1 MiB) exactly.
    * Bundled allocator: tracked where the allocator already accounts bytes (the arenas and the
    * huge table), so a block parked in a thread cache counts as allocated there: the figure is the
    * highest value reached by (allocated_bytes + thread_cache_bytes), exact for that sum under any
    * number of threads and arenas, and exceeds the true peak of allocated_bytes by at most the
-   * thread caches' contents at that moment (at most 1 MiB per thread; 0 with tcache:0). It never
+   * thread caches' contents at that moment (at most 1.5 MiB per thread; 0 with tcache:0). It never
    * reads below the true peak, except after a reset racing with other threads' allocations.
    * System malloc (sanitizer presets): the exact peak of the usable sizes live through lethe_*. */
   uint64_t peak_allocated_bytes;
