@@ -102,7 +102,7 @@ TEST(ThreadCache, PurgeMakesOtherThreadsFlushAtTheirNextSlowPathEvent) {
   wait_for(1);
   lethe_stats_t parked;
   lethe_stats(&parked);
-  EXPECT_GE(parked.thread_cache_bytes, 30u * (224 + 448 + 896));
+  EXPECT_GE(parked.thread_cache_bytes, 30u * (208 + 448 + 896));
   lethe_purge();
   lethe_stats_t asked;
   lethe_stats(&asked);
