@@ -4,8 +4,9 @@
 // Who calls it: the owning thread only (allocator.cc), except the statistics, which read the
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
-// Bounds: class size <= 256: 64 regions; <= 1024: 32; <= 4096: 16; larger: 4 (at most 804 KiB
-// per thread when every small bin is full, 1.3 MiB with the large bins below). A full bin flushes its older half to the owning arenas; an
+// Bounds: class size <= 256: 64 regions; <= 1024: 32; <= 4096: 16; larger: 4 (at most 852 KiB
+// per thread when every small bin is full, 1.33 MiB with the large bins below; kThreadCacheMaxBytes
+// states 1.5 MiB, the bound lethe/alloc.h gives for peak_allocated_bytes). A full bin flushes its older half to the owning arenas; an
 // empty one is refilled with half its capacity in one lock acquisition. Every kGcEvents
 // operations one bin (round-robin) gives back half of what stayed unused since its last visit
 // (its low-water mark). The whole cache is flushed at thread exit (pthread key destructor) and on
