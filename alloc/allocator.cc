@@ -95,6 +95,15 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
   }
   if (size <= kLargeMaxBytes) {
     size_t pages = PagesFor(size);
+    if (pages <= kLargeCacheMaxPages && alignment <= kPageBytes) {
+      ThreadCache* cache = ThreadCacheGet();
+      if (cache != nullptr) {
+        if (void* block = ThreadCacheTakeLarge(cache, static_cast<uint32_t>(pages))) {
+          if (zero) std::memset(block, 0, size);
+          return block;
+        }
+      }
+    }
     size_t extra = alignment > kPageBytes ? alignment / kPageBytes - 1 : 0;
     if (pages + extra <= kChunkUsablePages) {
       bool zeroed = false;
@@ -193,6 +202,13 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) {
   } else if (kind != PageKind::kLargeHead || page < kChunkHeaderPages ||
              PageAddress(chunk, page) != pointer) {
     InvalidPointer(pointer);
+  } else if (ThreadCache* cache = t_cache;
+             cache != nullptr && MapCount(entry) >= kLargeCacheMinPages &&
+             MapCount(entry) <= kLargeCacheMaxPages) {
+    int saved_errno = errno;
+    bool cached = ThreadCachePutLarge(cache, pointer, MapCount(entry));
+    errno = saved_errno;
+    if (cached) return;
   }
   int saved_errno = errno;
   ArenaFree(ArenaOf(chunk), chunk, page, entry, pointer);

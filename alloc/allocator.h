@@ -48,6 +48,13 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
       if (LETHE_UNLIKELY(g_options.slop)) RecordSlop(size, kSmallSizes[klass]);
       return block;
     }
+  } else if (cache != nullptr && size - (kSmallMaxBytes + 1) < kLargeCacheMaxPages * kPageBytes -
+                                                                    kSmallMaxBytes &&
+             !FailArmed() && !g_options.slop) {
+    // A cached large run of the same page count (thread_cache.h); a miss takes the slow path.
+    if (void* block = ThreadCacheTakeLarge(cache, static_cast<uint32_t>(PagesFor(size)))) {
+      return block;
+    }
   }
   return AllocateSlow(size, 0, false);
 }

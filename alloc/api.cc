@@ -49,6 +49,11 @@ LETHE_EXPORT void lethe_stats(lethe_stats_t* out) noexcept {
   CollectStats(out, nullptr);
 }
 
+LETHE_EXPORT void lethe_stats_reset_peak(void) noexcept {
+  EnsureInit();
+  ResetPeakHeldBytes();
+}
+
 LETHE_EXPORT void lethe_stats_print(FILE* out) noexcept {
   EnsureInit();
   PrintStats(out != nullptr ? out : stderr);

@@ -6,6 +6,7 @@
 #include "compiler.h"
 #include "decay.h"
 #include "lethe/check.h"
+#include "stats.h"
 
 namespace lethe::internal {
 
@@ -36,23 +37,30 @@ Arena* ThreadArena() {
 }
 
 uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t count) {
-  MutexLock lock(&arena->lock);
-  return BinAllocate(&arena->bins[klass], klass, &arena->heap, out, count);
+  uint32_t got;
+  {
+    MutexLock lock(&arena->lock);
+    got = BinAllocate(&arena->bins[klass], klass, &arena->heap, out, count);
+  }
+  AddHeldBytes(uint64_t{got} * kSmallSizes[klass]);
+  return got;
 }
 
 void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed) {
-  MutexLock lock(&arena->lock);
   void* block;
-  if (alignment <= kPageBytes) {
-    block = arena->heap.AllocateLarge(pages, zeroed);
-  } else {
-    *zeroed = false;
-    block = arena->heap.AllocateLargeAligned(pages, alignment, DecayNowNs());
-  }
-  if (block != nullptr) {
+  {
+    MutexLock lock(&arena->lock);
+    if (alignment <= kPageBytes) {
+      block = arena->heap.AllocateLarge(pages, zeroed);
+    } else {
+      *zeroed = false;
+      block = arena->heap.AllocateLargeAligned(pages, alignment, DecayNowNs());
+    }
+    if (block == nullptr) return nullptr;
     arena->large_bytes_out += size_t{pages} << kLgPageBytes;
     ++arena->large_allocations;
   }
+  AddHeldBytes(uint64_t{pages} << kLgPageBytes);
   return block;
 }
 
@@ -61,6 +69,7 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
   if (MapKind(entry) == PageKind::kSmall) {
     BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
             DecayNowNs());
+    SubtractHeldBytes(kSmallSizes[MapClass(entry)]);
   } else {
     // Re-read under the lock: a racing double free of the same large block must see kFree here.
     uint32_t current = chunk->map[page];
@@ -68,21 +77,43 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
       lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
     }
     arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
+    SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
     ++arena->large_frees;
     arena->heap.FreeLarge(chunk, page, DecayNowNs());
   }
   ArenaAfterRelease(arena);
 }
 
+void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
+  uint64_t freed_bytes = 0;
+  {
+    MutexLock lock(&arena->lock);
+    uint64_t now = DecayNowNs();
+    for (uint32_t i = 0; i < count; ++i) {
+      Chunk* chunk = ChunkOf(pointers[i]);
+      uint32_t page = PageOf(chunk, pointers[i]);
+      uint64_t bytes = uint64_t{MapCount(chunk->map[page])} << kLgPageBytes;
+      arena->large_bytes_out -= bytes;
+      freed_bytes += bytes;
+      arena->heap.FreeLarge(chunk, page, now);
+    }
+    ArenaAfterRelease(arena);
+  }
+  SubtractHeldBytes(freed_bytes);
+}
+
 void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
   MutexLock lock(&arena->lock);
   uint64_t now = DecayNowNs();
+  uint64_t freed_bytes = 0;
   for (uint32_t i = 0; i < count; ++i) {
     Chunk* chunk = ChunkOf(pointers[i]);
     uint32_t page = PageOf(chunk, pointers[i]);
     uint32_t entry = chunk->map[page];
     BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointers[i], now);
+    freed_bytes += kSmallSizes[MapClass(entry)];
   }
+  SubtractHeldBytes(freed_bytes);
   ArenaAfterRelease(arena);
 }
 
@@ -92,11 +123,13 @@ bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t
   if (new_pages < old_pages) {
     arena->heap.ShrinkLarge(chunk, page, new_pages, DecayNowNs());
     arena->large_bytes_out -= size_t{old_pages - new_pages} << kLgPageBytes;
+    SubtractHeldBytes(uint64_t{old_pages - new_pages} << kLgPageBytes);
     ArenaAfterRelease(arena);
     return true;
   }
   if (!arena->heap.GrowLargeInPlace(chunk, page, new_pages)) return false;
   arena->large_bytes_out += size_t{new_pages - old_pages} << kLgPageBytes;
+  AddHeldBytes(uint64_t{new_pages - old_pages} << kLgPageBytes);
   return true;
 }
 

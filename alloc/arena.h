@@ -49,6 +49,9 @@ void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* z
 // Frees one block of a chunk of `arena` (small or large; entry already read and checked to be a
 // small page or a large head).
 void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer);
+// Frees `count` large runs (heads), all in chunks of `arena`, under one lock acquisition; for
+// thread-cache flushes (the frees were counted when the blocks entered the cache).
+void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count);
 // Frees count small regions, all in chunks of `arena`, under one lock acquisition.
 void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count);
 // Large realloc in place: true when the run at `page` now has `new_pages` pages.

@@ -60,7 +60,7 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
   while (filled < count) {
     RunHeader* run = bin->nonfull;
     if (run == nullptr && (run = NewRun(bin, klass, heap)) == nullptr) break;
-    char* start = reinterpret_cast<char*>(run) - layout.header_offset;
+    char* start = RunStartOf(run, layout);
     uint64_t* bitmap = run->bitmap();
     uint32_t word = run->hint;
     while (filled < count && run->free_count > 0) {
@@ -117,7 +117,7 @@ void BinValidate(const Bin& bin, uint32_t klass) {
     LETHE_CHECK(free_bits == run->free_count, "free count disagrees with the bitmap");
     LETHE_CHECK(run->free_count > 0 && run->free_count < layout.region_count,
                 "listed run is full or empty");
-    const char* start = reinterpret_cast<const char*>(run) - layout.header_offset;
+    const char* start = RunStartOf(run, layout);
     const Chunk* chunk = ChunkOf(start);
     uint32_t entry = chunk->map[PageOf(chunk, start)];
     LETHE_CHECK(MapKind(entry) == PageKind::kSmall && MapClass(entry) == klass &&

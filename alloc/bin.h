@@ -5,7 +5,11 @@
 // allocations. Run memory belongs to the arena's PageHeap; a run is returned to it when its last
 // region is freed.
 //
-// Run layout (run_pages pages, page-aligned start):
+// Run layout (run_pages pages, page-aligned start), header out of line (every class but 8, 16):
+//   [region 0][region 1]...[region n-1][unused]
+//   RunHeader + bitmap in chunk->nodes[first page .. first page + run_pages) (free-run node
+//   slots, unused while the pages form a run; size_classes.h LayoutRun decides)
+// or, for the classes whose bitmap does not fit there, at the end of the run:
 //   [region 0][region 1]...[region n-1][unused][RunHeader + bitmap]   <- header_offset
 // Bit i of the bitmap is 1 when region i is free. Invariants (Validate):
 //   free_count == popcount(bitmap) and 0 < free_count < region_count + 1;
@@ -45,7 +49,20 @@ inline char* RunStart(Chunk* chunk, uint32_t page, uint32_t entry) {
   return PageAddress(chunk, page - MapCount(entry));
 }
 inline RunHeader* RunHeaderOf(char* run_start, uint32_t klass) {
-  return reinterpret_cast<RunHeader*>(run_start + kSmallClasses[klass].header_offset);
+  const SmallClass& layout = kSmallClasses[klass];
+  if (layout.header_in_chunk()) {
+    Chunk* chunk = ChunkOf(run_start);
+    return reinterpret_cast<RunHeader*>(&chunk->nodes[PageOf(chunk, run_start)]);
+  }
+  return reinterpret_cast<RunHeader*>(run_start + layout.header_offset);
+}
+// The first byte of the run whose header is `run` (the inverse of RunHeaderOf).
+inline char* RunStartOf(const RunHeader* run, const SmallClass& layout) {
+  if (layout.header_in_chunk()) {
+    Chunk* chunk = ChunkOf(run);
+    return PageAddress(chunk, NodePage(chunk, reinterpret_cast<const FreeRunNode*>(run)));
+  }
+  return const_cast<char*>(reinterpret_cast<const char*>(run)) - layout.header_offset;
 }
 
 // The region index of `pointer` in the run at `run_start`, or -1 when it is not a region start.

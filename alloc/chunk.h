@@ -75,7 +75,9 @@ constexpr uint32_t MapSmall(uint32_t klass, uint32_t offset) {
 }
 
 // Links of a free run, used at the run's first page only. Kept in the header, not in the run, so
-// that listing a purged run does not fault its pages back in.
+// that listing a purged run does not fault its pages back in. While pages form a small run, their
+// slots hold that run's RunHeader and bitmap instead (bin.h); the page heap reads the node of a
+// free run's first page only.
 struct FreeRunNode {
   FreeRunNode* size_prev;
   FreeRunNode* size_next;
@@ -93,6 +95,7 @@ struct Chunk {
   FreeRunNode nodes[kChunkPages];
 };
 
+static_assert(sizeof(FreeRunNode) == kPageNodeBytes, "small runs keep headers in these slots");
 static_assert(sizeof(Chunk) <= kChunkHeaderPages * kPageBytes, "kChunkHeaderPages too small");
 static_assert(sizeof(Chunk) > (kChunkHeaderPages - 1) * kPageBytes, "kChunkHeaderPages too large");
 

@@ -9,6 +9,7 @@
 #include "oom.h"
 #include "os.h"
 #include "size_classes.h"
+#include "stats.h"
 
 namespace lethe::internal {
 namespace {
@@ -96,11 +97,13 @@ bool Insert(uintptr_t address, size_t bytes) {
   InsertNoGrow(g_slots, g_capacity, address, bytes);
   ++g_count;
   g_live_bytes += bytes;
+  AddHeldBytes(bytes);
   return true;
 }
 
 void Erase(Slot* slot) {
   g_live_bytes -= slot->bytes;
+  SubtractHeldBytes(slot->bytes);
   --g_count;
   size_t hole = static_cast<size_t>(slot - g_slots);
   g_slots[hole].address = 0;

@@ -22,6 +22,10 @@ constinit std::atomic<uint64_t> g_huge_frees{0};
 constinit std::atomic<uint64_t> g_oom_events{0};
 constinit std::atomic<uint64_t> g_requested_bytes{0};
 constinit std::atomic<uint64_t> g_served_bytes{0};
+// Own cache lines: every arena's slow path writes g_held_bytes, and the statistics counters above
+// should not bounce with it.
+alignas(64) constinit std::atomic<uint64_t> g_held_bytes{0};
+alignas(64) constinit std::atomic<uint64_t> g_peak_held_bytes{0};
 
 void Bump(std::atomic<uint64_t>& counter, uint64_t by = 1) {
   counter.fetch_add(by, std::memory_order_relaxed);
@@ -38,6 +42,20 @@ void CountOomEvent() { Bump(g_oom_events); }
 void RecordSlop(size_t requested, size_t usable) {
   Bump(g_requested_bytes, requested);
   Bump(g_served_bytes, usable);
+}
+
+void AddHeldBytes(uint64_t bytes) {
+  uint64_t held = g_held_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  uint64_t peak = g_peak_held_bytes.load(std::memory_order_relaxed);
+  while (held > peak &&
+         !g_peak_held_bytes.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
+  }
+}
+
+void SubtractHeldBytes(uint64_t bytes) { g_held_bytes.fetch_sub(bytes, std::memory_order_relaxed); }
+
+void ResetPeakHeldBytes() {
+  g_peak_held_bytes.store(g_held_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
 void CollectStats(lethe_stats_t* out, ClassStats* classes) {
@@ -107,6 +125,8 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes) {
   out->oom_count = g_oom_events.load(std::memory_order_relaxed);
   out->requested_bytes = g_requested_bytes.load(std::memory_order_relaxed);
   out->served_bytes = g_served_bytes.load(std::memory_order_relaxed);
+  // Read last: every block counted above was counted in g_held_bytes before it was handed out.
+  out->peak_allocated_bytes = g_peak_held_bytes.load(std::memory_order_relaxed);
 }
 
 void PrintStats(FILE* out) {
@@ -121,14 +141,14 @@ void PrintStats(FILE* out) {
       "  allocated %llu  active %llu  mapped %llu  resident~ %llu\n"
       "  dirty %llu  purged %llu  metadata %llu  bin unused %llu  thread caches %llu\n"
       "  allocations %llu  frees %llu  chunks %llu  huge %llu (%llu bytes)\n"
-      "  oom events %llu  low-memory callbacks %llu  reserve used %llu\n",
+      "  oom events %llu  low-memory callbacks %llu  reserve used %llu  peak allocated %llu\n",
       u(stats.arena_count), PurgerRunning() ? "on" : "off", u(g_options.decay_ms),
       u(stats.allocated_bytes), u(stats.active_bytes), u(stats.mapped_bytes),
       u(stats.resident_bytes), u(stats.dirty_bytes), u(stats.purged_bytes),
       u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(stats.thread_cache_bytes),
       u(stats.allocation_count), u(stats.free_count), u(stats.chunk_count), u(stats.huge_count),
       u(stats.huge_bytes), u(stats.oom_count), u(stats.low_memory_callbacks),
-      u(stats.oom_reserve_bytes_used));
+      u(stats.oom_reserve_bytes_used), u(stats.peak_allocated_bytes));
   if (stats.requested_bytes != 0) {
     length += snprintf(buffer + length, sizeof(buffer) - static_cast<size_t>(length),
                        "  slop: requested %llu, served %llu (%.2f%% waste)\n",

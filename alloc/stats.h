@@ -23,6 +23,16 @@ void CountOomEvent();
 // Cumulative requested vs usable bytes (LETHE_OPTIONS=slop:1).
 void RecordSlop(size_t requested, size_t usable);
 
+// Bytes held outside the arenas and the huge table (live blocks plus blocks parked in thread
+// caches), kept as one process-wide atomic by the slow paths that hand blocks out or take them
+// back (arena.cc, huge.cc), with its high-water mark behind peak_allocated_bytes. The fast paths
+// (thread-cache pops and pushes) do not touch it. Exact under any interleaving: every rise is
+// compared with the peak using the value its own fetch_add produced.
+void AddHeldBytes(uint64_t bytes);
+void SubtractHeldBytes(uint64_t bytes);
+// Sets the peak to the current held bytes (lethe_stats_reset_peak).
+void ResetPeakHeldBytes();
+
 struct ClassStats {
   uint64_t live_regions;   // handed to users (not in thread caches)
   uint64_t cached_regions; // parked in thread caches

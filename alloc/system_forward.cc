@@ -16,6 +16,7 @@
 namespace {
 
 std::atomic<uint64_t> g_allocated_bytes{0};
+std::atomic<uint64_t> g_peak_allocated_bytes{0};
 std::atomic<uint64_t> g_allocation_count{0};
 std::atomic<uint64_t> g_free_count{0};
 std::atomic<uint64_t> g_low_memory_callbacks{0};
@@ -42,9 +43,19 @@ void RunLowMemoryCallback(size_t request_bytes) {
   t_in_low_memory_callback = false;
 }
 
+// Adds to the live bytes and raises the peak to the value this very addition produced, so the
+// peak is exact whatever the threads' interleaving.
+void AddAllocatedBytes(uint64_t bytes) {
+  uint64_t now = g_allocated_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  uint64_t peak = g_peak_allocated_bytes.load(std::memory_order_relaxed);
+  while (now > peak &&
+         !g_peak_allocated_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
 void* Account(void* block) {
   if (block != nullptr) {
-    g_allocated_bytes.fetch_add(malloc_usable_size(block), std::memory_order_relaxed);
+    AddAllocatedBytes(malloc_usable_size(block));
     g_allocation_count.fetch_add(1, std::memory_order_relaxed);
   }
   return block;
@@ -120,8 +131,9 @@ void* lethe_realloc(void* pointer, size_t size) noexcept {
     errno = ENOMEM;
     return nullptr;  // The old block stays valid and accounted.
   }
+  // Net change only: the system realloc's copy moment (old and new both live) is not seen.
   g_allocated_bytes.fetch_sub(old_usable, std::memory_order_relaxed);
-  g_allocated_bytes.fetch_add(malloc_usable_size(block), std::memory_order_relaxed);
+  AddAllocatedBytes(malloc_usable_size(block));
   return block;
 }
 
@@ -144,6 +156,12 @@ void lethe_stats(lethe_stats_t* out) noexcept {
   out->allocation_count = g_allocation_count.load(std::memory_order_relaxed);
   out->free_count = g_free_count.load(std::memory_order_relaxed);
   out->low_memory_callbacks = g_low_memory_callbacks.load(std::memory_order_relaxed);
+  out->peak_allocated_bytes = g_peak_allocated_bytes.load(std::memory_order_relaxed);
+}
+
+void lethe_stats_reset_peak(void) noexcept {
+  g_peak_allocated_bytes.store(g_allocated_bytes.load(std::memory_order_relaxed),
+                               std::memory_order_relaxed);
 }
 
 void lethe_stats_print(FILE* out) noexcept {
@@ -152,8 +170,9 @@ void lethe_stats_print(FILE* out) noexcept {
   std::fprintf(out != nullptr ? out : stderr,
                "lethe allocator: system (forwarding)\n"
                "  allocated through lethe_*: %llu bytes\n"
-               "  allocations: %llu  frees: %llu\n",
+               "  peak: %llu bytes  allocations: %llu  frees: %llu\n",
                static_cast<unsigned long long>(stats.allocated_bytes),
+               static_cast<unsigned long long>(stats.peak_allocated_bytes),
                static_cast<unsigned long long>(stats.allocation_count),
                static_cast<unsigned long long>(stats.free_count));
 }

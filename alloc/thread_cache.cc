@@ -43,6 +43,8 @@ void InitBins(ThreadCache* cache) {
     bin.capacity = CacheCapacity(kSmallSizes[klass]);
     cursor += bin.capacity;
   }
+  std::memset(cache->large, 0, sizeof(cache->large));
+  cache->large_bytes = 0;
   cache->flush_epoch = g_flush_epoch.load(std::memory_order_relaxed);
   cache->gc_countdown = kGcEvents;
   cache->gc_next_bin = 0;
@@ -153,9 +155,57 @@ void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
   if (bin.low_water > bin.count) bin.low_water = bin.count;
 }
 
+namespace {
+
+// Returns the `count` oldest blocks of large bin `index` to their arenas.
+void FlushLargeBin(ThreadCache* cache, uint32_t index, uint32_t count) {
+  LargeCacheBin& bin = cache->large[index];
+  if (count > bin.count) count = bin.count;
+  void* pending[kLargeCacheSlots];
+  std::memcpy(pending, bin.slots, count * sizeof(void*));
+  std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
+  bin.count -= count;
+  if (bin.low_water > bin.count) bin.low_water = bin.count;
+  cache->large_bytes -= (size_t{count} * (index + kLargeCacheMinPages)) << kLgPageBytes;
+  // Group by owner arena (a block freed by this thread may come from another thread's arena).
+  uint32_t remaining = count;
+  while (remaining > 0) {
+    Arena* arena = ArenaOf(ChunkOf(pending[0]));
+    void* batch[kLargeCacheSlots];
+    uint32_t batched = 0, kept = 0;
+    for (uint32_t i = 0; i < remaining; ++i) {
+      if (ArenaOf(ChunkOf(pending[i])) == arena) batch[batched++] = pending[i];
+      else pending[kept++] = pending[i];
+    }
+    ArenaFreeLargeBatch(arena, batch, batched);
+    remaining = kept;
+  }
+}
+
+}  // namespace
+
+bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages) {
+  uint32_t index = pages - kLargeCacheMinPages;
+  LargeCacheBin& bin = cache->large[index];
+  for (uint32_t i = 0; i < bin.count; ++i) {
+    if (bin.slots[i] == pointer) lethe_fatal_pointer("free(): invalid pointer ", pointer, " (double free)");
+  }
+  size_t bytes = size_t{pages} << kLgPageBytes;
+  if (bin.count == kLargeCacheSlots) FlushLargeBin(cache, index, 1);
+  if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return false;
+  bin.slots[bin.count++] = pointer;
+  cache->large_bytes += bytes;
+  ++cache->free_count;
+  if (LETHE_UNLIKELY(--cache->gc_countdown == 0)) ThreadCacheGc(cache);
+  return true;
+}
+
 void ThreadCacheFlushAll(ThreadCache* cache) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
     if (cache->bins[klass].count > 0) ThreadCacheFlushBin(cache, klass, cache->bins[klass].count);
+  }
+  for (uint32_t index = 0; index < kLargeCacheBins; ++index) {
+    if (cache->large[index].count > 0) FlushLargeBin(cache, index, cache->large[index].count);
   }
 }
 
@@ -165,7 +215,13 @@ void ThreadCacheGc(ThreadCache* cache) {
   cache->gc_countdown = kGcEvents;
   if (ThreadCacheFlushAfterPurge(cache)) return;
   uint32_t klass = cache->gc_next_bin;
-  cache->gc_next_bin = (klass + 1) % kSmallClassCount;
+  cache->gc_next_bin = (klass + 1) % (kSmallClassCount + kLargeCacheBins);
+  if (klass >= kSmallClassCount) {
+    LargeCacheBin& large = cache->large[klass - kSmallClassCount];
+    if (large.low_water > 0) FlushLargeBin(cache, klass - kSmallClassCount, (large.low_water + 1) / 2);
+    large.low_water = large.count;
+    return;
+  }
   CacheBin& bin = cache->bins[klass];
   if (bin.low_water > 0) ThreadCacheFlushBin(cache, klass, (bin.low_water + 1) / 2);
   bin.low_water = bin.count;
@@ -180,6 +236,7 @@ void ThreadCacheTotals(CacheTotals* totals) {
   for (ThreadCache* cache = g_live; cache != nullptr; cache = cache->next) {
     totals->allocation_count += Load(cache->allocation_count);
     totals->free_count += Load(cache->free_count);
+    totals->cached_bytes += Load(cache->large_bytes);
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
       uint32_t count = Load(cache->bins[klass].count);
       totals->cached_regions[klass] += count;

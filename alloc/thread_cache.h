@@ -4,8 +4,9 @@
 // Who calls it: the owning thread only (allocator.cc), except the statistics, which read the
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
-// Bounds: class size <= 256: 64 regions; <= 1024: 32; <= 4096: 16; larger: 4 (at most ~600 KiB
-// per thread when every bin is full). A full bin flushes its older half to the owning arenas; an
+// Bounds: class size <= 256: 64 regions; <= 1024: 32; <= 4096: 16; larger: 4 (at most 852 KiB
+// per thread when every small bin is full, 1.33 MiB with the large bins below; kThreadCacheMaxBytes
+// states 1.5 MiB, the bound lethe/alloc.h gives for peak_allocated_bytes). A full bin flushes its older half to the owning arenas; an
 // empty one is refilled with half its capacity in one lock acquisition. Every kGcEvents
 // operations one bin (round-robin) gives back half of what stayed unused since its last visit
 // (its low-water mark). The whole cache is flushed at thread exit (pthread key destructor) and on
@@ -13,6 +14,14 @@
 // (a refill, a full bin or the GC step), since only its owner may touch a cache; a thread that
 // makes no allocator call after the purge keeps its (bounded) cache. A region cached here may come
 // from any arena: a flush returns each region to the arena that owns its chunk.
+//
+// Large blocks of 4..16 pages (16..64 KiB, page-aligned requests) are cached too, by exact page
+// count: at most kLargeCacheSlots per length and kLargeCacheMaxBytes in all. A free that finds its
+// length's bin full returns that bin's oldest block to its arena first; one that would pass the
+// byte budget goes straight to its arena. A miss takes one run from the arena (no batch: a batch
+// of 64 KiB runs would cost more memory than the lock it saves). The GC step, thread exit and
+// purge treat these bins like the small ones. A block in a large bin is still a large run in the
+// page map (its arena counts it as out); a second free of it is caught by scanning its bin.
 #ifndef LETHE_ALLOC_THREAD_CACHE_H_
 #define LETHE_ALLOC_THREAD_CACHE_H_
 
@@ -25,7 +34,14 @@
 #include "compiler.h"
 #include "size_classes.h"
 
+#ifndef LETHE_LARGE_CACHE_KB
+#define LETHE_LARGE_CACHE_KB 512
+#endif
+
 namespace lethe::internal {
+
+// What one thread's cache may hold at most (small and large bins full).
+inline constexpr size_t kThreadCacheMaxBytes = size_t{3} << 19;  // 1.5 MiB
 
 constexpr uint32_t CacheCapacity(uint32_t size) {
   return size <= 256 ? 64 : size <= 1024 ? 32 : size <= 4096 ? 16 : 4;
@@ -35,6 +51,21 @@ constexpr size_t TotalCacheSlots() {
   for (uint32_t size : kSmallSizes) total += CacheCapacity(size);
   return total;
 }
+inline constexpr uint32_t kLargeCacheMinPages = kSmallMaxBytes / kPageBytes + 1;  // 16 KiB
+inline constexpr uint32_t kLargeCacheMaxPages = 16;                                 // 64 KiB
+inline constexpr uint32_t kLargeCacheBins = kLargeCacheMaxPages - kLargeCacheMinPages + 1;
+inline constexpr uint32_t kLargeCacheSlots = 4;
+inline constexpr size_t kLargeCacheMaxBytes = size_t{LETHE_LARGE_CACHE_KB} << 10;
+static_assert(kLargeCacheMinPages * kPageBytes > kSmallMaxBytes &&
+              (kLargeCacheMinPages - 1) * kPageBytes <= kSmallMaxBytes);
+
+constexpr size_t TotalCacheBytes() {
+  size_t total = kLargeCacheMaxBytes;
+  for (uint32_t size : kSmallSizes) total += size_t{CacheCapacity(size)} * size;
+  return total;
+}
+// lethe/alloc.h states this bound for peak_allocated_bytes (cached blocks count as allocated).
+static_assert(TotalCacheBytes() <= kThreadCacheMaxBytes, "the bound lethe/alloc.h states");
 inline constexpr uint32_t kGcEvents = 4096;
 
 struct CacheBin {
@@ -45,8 +76,16 @@ struct CacheBin {
   uint32_t padding;
 };
 
+struct LargeCacheBin {
+  uint32_t count;
+  uint32_t low_water;
+  void* slots[kLargeCacheSlots];  // slots[0] is the oldest
+};
+
 struct ThreadCache {
   CacheBin bins[kSmallClassCount];
+  LargeCacheBin large[kLargeCacheBins];  // [pages - kLargeCacheMinPages]
+  uint64_t large_bytes;                  // in large[]; written by the owner, read racily
   Arena* arena;
   ThreadCache* prev;  // registry of live caches
   ThreadCache* next;
@@ -75,6 +114,20 @@ void ThreadCacheFlushAll(ThreadCache* cache);
 void ThreadCacheRequestFlushAll();
 // Flushes the whole cache if a purge asked since its last flush; true when it did.
 bool ThreadCacheFlushAfterPurge(ThreadCache* cache);
+// A cached large run of exactly `pages` pages, or nullptr.
+inline void* ThreadCacheTakeLarge(ThreadCache* cache, uint32_t pages) {
+  LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
+  if (bin.count == 0) return nullptr;
+  void* block = bin.slots[--bin.count];
+  if (bin.count < bin.low_water) bin.low_water = bin.count;
+  cache->large_bytes -= size_t{pages} << kLgPageBytes;
+  ++cache->allocation_count;
+  return block;
+}
+// Parks the large run `pointer` of `pages` pages (in the cached range); false when the byte budget
+// says it must go to its arena. Aborts on a block already parked here (double free).
+bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages);
+
 // Incremental GC step (called every kGcEvents operations).
 void ThreadCacheGc(ThreadCache* cache);
 // Creates the pthread key whose destructor flushes a cache at thread exit.

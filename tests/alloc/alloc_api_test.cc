@@ -4,8 +4,12 @@
 #include <errno.h>
 #include <gtest/gtest.h>
 
+#include <barrier>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -96,6 +100,135 @@ TEST(AllocApi, FreeNullIsANoOpAndKeepsErrno) {
 TEST(AllocApi, AllocatorNameIsKnown) {
   std::string name = lethe_allocator_name();
   EXPECT_TRUE(name == "lethe" || name == "system") << name;
+}
+
+// ---- peak_allocated_bytes ----------------------------------------------------------------------
+// What lethe/alloc.h promises: with the bundled allocator the peak counts blocks parked in thread
+// caches as allocated (at most 1.5 MiB per thread above the true peak); the system shim is exact.
+
+uint64_t CacheSlackPerThread() {
+  return std::string(lethe_allocator_name()) == "lethe" ? uint64_t{3} << 19 : 0;
+}
+
+// The figure the peak restarts from: what lethe_stats_reset_peak() reads as "current".
+uint64_t Held(const lethe_stats_t& stats) {
+  return stats.allocated_bytes + stats.thread_cache_bytes;
+}
+
+lethe_stats_t StatsAfterReset() {
+  lethe_purge();  // empties this thread's cache: the baseline is exact
+  lethe_stats_reset_peak();
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  return stats;
+}
+
+TEST(AllocPeak, RisesWithABigAllocationAndStaysAfterItIsFreed) {
+  const lethe_stats_t before = StatsAfterReset();
+  void* block = lethe_malloc(3u << 20);
+  ASSERT_NE(block, nullptr);
+  const uint64_t usable = lethe_usable_size(block);
+  lethe_stats_t during;
+  lethe_stats(&during);
+  EXPECT_EQ(during.peak_allocated_bytes, Held(before) + usable);
+  lethe_free(block);
+  lethe_stats_t after;
+  lethe_stats(&after);
+  EXPECT_EQ(after.peak_allocated_bytes, during.peak_allocated_bytes);
+  EXPECT_LE(after.allocated_bytes + usable, after.peak_allocated_bytes);
+}
+
+TEST(AllocPeak, ResetBringsItBackToTheCurrentFigure) {
+  void* block = lethe_malloc(5u << 20);
+  ASSERT_NE(block, nullptr);
+  lethe_free(block);
+  lethe_stats_t high;
+  lethe_stats(&high);
+  ASSERT_GE(high.peak_allocated_bytes, Held(high) + (5u << 20));
+  lethe_stats_reset_peak();
+  lethe_stats_t reset;
+  lethe_stats(&reset);
+  EXPECT_EQ(reset.peak_allocated_bytes, Held(reset));
+  EXPECT_LT(reset.peak_allocated_bytes, high.peak_allocated_bytes);
+}
+
+TEST(AllocPeak, HugeAndLargeBlocksCountExactly) {
+  // 2 MiB and 6 MiB are huge (own mappings); 24 KiB and 200 KiB are large runs of the bundled
+  // allocator. After lethe_purge() this thread's cache is empty, so each comes from its arena (or
+  // the huge table) and the peak rises by exactly its usable size.
+  for (size_t size : {size_t{24} << 10, size_t{200} << 10, size_t{2} << 20, size_t{6} << 20}) {
+    const lethe_stats_t before = StatsAfterReset();
+    void* block = lethe_malloc(size);
+    ASSERT_NE(block, nullptr);
+    lethe_stats_t during;
+    lethe_stats(&during);
+    EXPECT_EQ(during.peak_allocated_bytes - Held(before), lethe_usable_size(block)) << size;
+    lethe_free(block);
+  }
+}
+
+TEST(AllocPeak, SmallBlocksCountWithinTheThreadCacheBound) {
+  const lethe_stats_t before = StatsAfterReset();
+  std::vector<void*> blocks;
+  uint64_t usable = 0;
+  for (int i = 0; i < 2000; ++i) {
+    blocks.push_back(lethe_malloc(static_cast<size_t>(16 + i % 48)));
+    ASSERT_NE(blocks.back(), nullptr);
+    usable += lethe_usable_size(blocks.back());
+  }
+  lethe_stats_t during;
+  lethe_stats(&during);
+  const uint64_t rise = during.peak_allocated_bytes - Held(before);
+  EXPECT_GE(rise, usable);
+  EXPECT_LE(rise, usable + CacheSlackPerThread());
+  for (void* block : blocks) lethe_free(block);
+}
+
+TEST(AllocPeak, ReallocGrowthCountsTheNewSize) {
+  const lethe_stats_t before = StatsAfterReset();
+  void* block = lethe_malloc(100);
+  ASSERT_NE(block, nullptr);
+  block = lethe_realloc(block, 4u << 20);
+  ASSERT_NE(block, nullptr);
+  lethe_stats_t during;
+  lethe_stats(&during);
+  EXPECT_GE(during.peak_allocated_bytes - Held(before), lethe_usable_size(block));
+  lethe_free(block);
+}
+
+TEST(AllocPeak, ConcurrentThreadsAddUpToTheirCombinedHighWaterMark) {
+  constexpr int kThreads = 4;
+  const lethe_stats_t before = StatsAfterReset();
+  std::barrier all_hold(kThreads + 1);
+  std::barrier may_free(kThreads + 1);
+  std::vector<uint64_t> usable(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<void*> blocks;
+      for (int i = 0; i < 300; ++i) blocks.push_back(lethe_malloc(static_cast<size_t>(24 + i % 200)));
+      for (int i = 0; i < 6; ++i) blocks.push_back(lethe_malloc(static_cast<size_t>(20 + 8 * i) << 10));
+      blocks.push_back(lethe_malloc((size_t{3} << 19) + static_cast<size_t>(t) * 4096));  // huge
+      for (void* block : blocks) usable[static_cast<size_t>(t)] += lethe_usable_size(block);
+      all_hold.arrive_and_wait();
+      may_free.arrive_and_wait();
+      for (void* block : blocks) lethe_free(block);
+      lethe_purge();  // returns this thread's cache before it exits (exit does too)
+    });
+  }
+  all_hold.arrive_and_wait();
+  lethe_stats_t holding;
+  lethe_stats(&holding);
+  may_free.arrive_and_wait();
+  for (std::thread& thread : threads) thread.join();
+  uint64_t total = 0;
+  for (uint64_t bytes : usable) total += bytes;
+  lethe_stats_t after;
+  lethe_stats(&after);
+  EXPECT_GE(holding.peak_allocated_bytes - Held(before), total);
+  // Nothing counted twice: at most the thread caches' contents above what was live together.
+  EXPECT_LE(after.peak_allocated_bytes - Held(before), total + kThreads * CacheSlackPerThread());
+  EXPECT_EQ(after.peak_allocated_bytes, holding.peak_allocated_bytes);
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ TEST(Allocator, AlignedAllocationsOfEverySizeAndAlignment) {
 }
 
 TEST(Allocator, CallocZeroesReusedMemory) {
-  for (size_t size : {24u, 3000u, 100000u}) {
+  for (size_t size : {24u, 3000u, 40000u, 100000u}) {  // 40000: through the large thread cache
     void* dirty = lethe_malloc(size);
     std::memset(dirty, 0xee, size);
     lethe_free(dirty);
@@ -230,6 +230,48 @@ TEST(Allocator, RandomWorkKeepsEveryInvariant) {
   }
   for (auto& [block, size] : live) lethe_free(block);
   ValidateHeap();
+}
+
+// The counter behind peak_allocated_bytes is kept by the slow paths only; after every kind of call
+// (small, large, huge, aligned, calloc, realloc in place, by mremap and by moving) it must equal
+// what the arenas and the huge table say is out: a reset peak reads allocated + cached exactly.
+TEST(Allocator, PeakCounterMatchesTheArenasAfterEveryKindOfCall) {
+  std::mt19937 random(7);
+  std::vector<void*> live;
+  auto check = [](int step) {
+    lethe_stats_reset_peak();
+    lethe_stats_t stats;
+    lethe_stats(&stats);
+    ASSERT_EQ(stats.peak_allocated_bytes, stats.allocated_bytes + stats.thread_cache_bytes)
+        << "step " << step;
+  };
+  for (int step = 0; step < 6000; ++step) {
+    unsigned choice = random() % 10;
+    if (live.empty() || choice < 5) {
+      size_t size = choice == 0 ? random() % 3000000 + 1 : random() % 40000 + 1;
+      void* block = choice == 1   ? lethe_aligned_alloc(size_t{1} << (random() % 16), size)
+                    : choice == 2 ? lethe_calloc(1, size)
+                                  : lethe_malloc(size);
+      ASSERT_NE(block, nullptr);
+      live.push_back(block);
+    } else if (choice < 7) {
+      size_t index = random() % live.size();
+      size_t size = random() % 4 == 0 ? random() % 3000000 + 1 : random() % 200000 + 1;
+      void* block = lethe_realloc(live[index], size);
+      ASSERT_NE(block, nullptr);
+      live[index] = block;
+    } else {
+      size_t index = random() % live.size();
+      lethe_free(live[index]);
+      live[index] = live.back();
+      live.pop_back();
+    }
+    if (step % 500 == 0) check(step);
+  }
+  for (void* block : live) lethe_free(block);
+  check(-1);
+  lethe_purge();
+  check(-2);
 }
 
 TEST(AllocatorDeathTest, FreeingAStackAddressAborts) {

@@ -31,7 +31,7 @@ OPERATORS = {
 LETHE_API = {
     "lethe_malloc", "lethe_calloc", "lethe_realloc", "lethe_aligned_alloc", "lethe_free",
     "lethe_usable_size", "lethe_good_size", "lethe_purge", "lethe_decay_tick", "lethe_stats",
-    "lethe_stats_print", "lethe_allocator_name", "lethe_set_low_memory_callback",
+    "lethe_stats_reset_peak", "lethe_stats_print", "lethe_allocator_name", "lethe_set_low_memory_callback",
     "lethe_fail_after", "lethe_check_failed", "lethe_fatal_pointer",
 }
 

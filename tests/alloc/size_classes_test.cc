@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "lethe/alloc.h"
@@ -14,8 +15,8 @@ namespace {
 // The class list rebuilt from its definition (tiny, quantum steps, then 4 per doubling).
 std::vector<size_t> ExpectedClasses() {
   std::vector<size_t> classes = {8};
-  for (size_t size = 16; size <= 128; size += 16) classes.push_back(size);
-  for (size_t base = 128; base < kSmallMaxBytes; base *= 2) {
+  for (size_t size = 16; size <= 256; size += 16) classes.push_back(size);
+  for (size_t base = 256; base < kSmallMaxBytes; base *= 2) {
     for (size_t step = 1; step <= 4 && base + step * base / 4 <= kSmallMaxBytes; ++step) {
       classes.push_back(base + step * base / 4);
     }
@@ -65,7 +66,8 @@ TEST(SizeClasses, WasteIsAtMostAQuarterOfTheRequestOr15Bytes) {
 }
 
 TEST(SizeClasses, AtMostFourClassesPerDoublingAboveTheQuantumSteps) {
-  for (size_t base = 128; base < kSmallMaxBytes; base *= 2) {
+  EXPECT_EQ(kQuantumMaxBytes, 256u);
+  for (size_t base = kQuantumMaxBytes; base < kSmallMaxBytes; base *= 2) {
     int count = 0;
     for (size_t size : kSmallSizes) count += size > base && size <= 2 * base;
     EXPECT_LE(count, 4) << base;
@@ -73,17 +75,29 @@ TEST(SizeClasses, AtMostFourClassesPerDoublingAboveTheQuantumSteps) {
 }
 
 TEST(SizeClasses, RunLayoutsHoldTheirRegionsAndHeader) {
+  int in_chunk = 0;
   for (const SmallClass& layout : kSmallClasses) {
     size_t run_bytes = size_t{layout.run_pages} * kPageBytes;
     EXPECT_GE(layout.region_count, 1u) << layout.size_bytes;
     EXPECT_LE(layout.region_count, kMaxRunRegions);
-    EXPECT_LE(size_t{layout.region_count} * layout.size_bytes, layout.header_offset);
-    EXPECT_EQ(layout.header_offset + RunHeaderBytes(layout.region_count), run_bytes);
-    EXPECT_EQ(layout.header_offset % 8, 0u);
+    if (layout.header_in_chunk()) {
+      // The header and bitmap fit the run's node slots in the chunk header; regions fill the run.
+      ++in_chunk;
+      EXPECT_LE(RunHeaderBytes(layout.region_count), layout.run_pages * kPageNodeBytes);
+      EXPECT_LE(size_t{layout.region_count} * layout.size_bytes, run_bytes);
+      EXPECT_EQ(layout.region_count,
+                std::min<size_t>(run_bytes / layout.size_bytes, kMaxRunRegions));
+    } else {
+      EXPECT_GT(RunHeaderBytes(run_bytes / layout.size_bytes), layout.run_pages * kPageNodeBytes);
+      EXPECT_LE(size_t{layout.region_count} * layout.size_bytes, layout.header_offset);
+      EXPECT_EQ(layout.header_offset + RunHeaderBytes(layout.region_count), run_bytes);
+      EXPECT_EQ(layout.header_offset % 8, 0u);
+    }
     // No run wastes more than an eighth of its pages.
     EXPECT_LE((run_bytes - size_t{layout.region_count} * layout.size_bytes) * 8, run_bytes)
         << layout.size_bytes;
   }
+  EXPECT_EQ(in_chunk, static_cast<int>(kSmallClassCount) - 2) << "all but the 8- and 16-byte runs";
 }
 
 TEST(SizeClasses, ReciprocalDivisionIsExactForEveryOffsetOfARun) {

@@ -102,7 +102,7 @@ TEST(ThreadCache, PurgeMakesOtherThreadsFlushAtTheirNextSlowPathEvent) {
   wait_for(1);
   lethe_stats_t parked;
   lethe_stats(&parked);
-  EXPECT_GE(parked.thread_cache_bytes, 30u * (224 + 448 + 896));
+  EXPECT_GE(parked.thread_cache_bytes, 30u * (208 + 448 + 896));
   lethe_purge();
   lethe_stats_t asked;
   lethe_stats(&asked);
@@ -114,6 +114,73 @@ TEST(ThreadCache, PurgeMakesOtherThreadsFlushAtTheirNextSlowPathEvent) {
   EXPECT_LE(flushed.thread_cache_bytes, 2u * 10240) << "only the new refill stays cached";
   phase.store(4);
   worker.join();
+}
+
+uint64_t LargeBytesOut(Arena* arena) {
+  MutexLock lock(&arena->lock);
+  return arena->large_bytes_out;
+}
+
+TEST(ThreadCache, ALargeFreeStaysInTheCacheByExactPageCountAndPurgeReturnsIt) {
+  lethe_purge();
+  void* block = lethe_malloc(20 * 1024);  // 5 pages
+  ASSERT_NE(block, nullptr);
+  Arena* owner = ArenaOf(ChunkOf(block));
+  const uint64_t out = LargeBytesOut(owner);
+  lethe_free(block);
+  EXPECT_EQ(LargeBytesOut(owner), out) << "parked in the cache, still a run of its arena";
+  lethe_stats_t parked;
+  lethe_stats(&parked);
+  EXPECT_EQ(parked.thread_cache_bytes, 20u * 1024);
+  void* six_pages = lethe_malloc(6 * 4096);
+  EXPECT_NE(six_pages, block) << "another page count is another bin";
+  void* again = lethe_malloc(17 * 1024);  // 5 pages too
+  EXPECT_EQ(again, block);
+  lethe_free(six_pages);
+  lethe_free(again);
+  lethe_purge();
+  EXPECT_EQ(LargeBytesOut(owner), out - 20 * 1024);
+  lethe_stats_t purged;
+  lethe_stats(&purged);
+  EXPECT_EQ(purged.thread_cache_bytes, 0u);
+  ValidateHeap();
+}
+
+TEST(ThreadCache, LargeBinsStayWithinTheirSlotsAndByteBudget) {
+  lethe_purge();
+  std::vector<void*> blocks;
+  for (uint32_t pages = kLargeCacheMinPages - 1; pages <= kLargeCacheMaxPages + 1; ++pages) {
+    for (uint32_t i = 0; i < 2 * kLargeCacheSlots; ++i) blocks.push_back(lethe_malloc(pages * 4096));
+  }
+  for (void* block : blocks) lethe_free(block);
+  ThreadCache* cache = t_cache;
+  ASSERT_NE(cache, nullptr);
+  uint64_t parked = 0;
+  for (const LargeCacheBin& bin : cache->large) {
+    EXPECT_LE(bin.count, kLargeCacheSlots);
+    for (uint32_t i = 0; i < bin.count; ++i) parked += lethe_usable_size(bin.slots[i]);
+  }
+  EXPECT_EQ(parked, cache->large_bytes);
+  EXPECT_GT(parked, 0u);
+  EXPECT_LE(parked, kLargeCacheMaxBytes);
+  ValidateHeap();
+  lethe_purge();
+  EXPECT_EQ(cache->large_bytes, 0u);
+}
+
+TEST(ThreadCache, LargeBlocksFreedByAnotherThreadReturnToTheirOwnerArenaAtItsExit) {
+  lethe_purge();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 8; ++i) blocks.push_back(lethe_malloc(32 * 1024));
+  Arena* owner = ArenaOf(ChunkOf(blocks[0]));
+  for (void* block : blocks) ASSERT_EQ(ArenaOf(ChunkOf(block)), owner);
+  const uint64_t out = LargeBytesOut(owner);
+  std::thread other([&] {
+    for (void* block : blocks) lethe_free(block);
+  });
+  other.join();
+  EXPECT_EQ(LargeBytesOut(owner), out - 8 * 32 * 1024);
+  ValidateHeap();
 }
 
 TEST(ThreadCache, ThreadsSpreadOverArenas) {
@@ -170,7 +237,7 @@ TEST(ThreadCacheStress, ManyThreadsWithRemoteFreesAndReallocKeepEveryBlockIntact
         if (choice < 50 || own.empty()) {
           unsigned kind = random() % 1000;
           size_t size = kind < 900 ? random() % 256 + 1
-                        : kind < 995 ? random() % 20000 + 1
+                        : kind < 995 ? random() % 70000 + 1  // small and cached large
                                      : random() % (3 << 19) + 1;
           void* pointer = lethe_malloc(size);
           if (pointer == nullptr) {

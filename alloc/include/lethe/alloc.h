@@ -72,9 +72,24 @@ typedef struct lethe_stats_t {
   uint64_t oom_count;              /* allocations that found the OS refusing memory */
   uint64_t requested_bytes;        /* cumulative bytes requested (LETHE_OPTIONS=slop:1 only) */
   uint64_t served_bytes;           /* cumulative usable bytes given for them (slop:1 only) */
+  /* High-water mark of allocated bytes since the process started or the last
+   * lethe_stats_reset_peak(), counting huge blocks (>= 1 MiB) exactly.
+   * Bundled allocator: tracked where the allocator already accounts bytes (the arenas and the
+   * huge table), so a block parked in a thread cache counts as allocated there: the figure is the
+   * highest value reached by (allocated_bytes + thread_cache_bytes), exact for that sum under any
+   * number of threads and arenas, and exceeds the true peak of allocated_bytes by at most the
+   * thread caches' contents at that moment (at most 1.5 MiB per thread; 0 with tcache:0). It never
+   * reads below the true peak, except after a reset racing with other threads' allocations.
+   * System malloc (sanitizer presets): the exact peak of the usable sizes live through lethe_*. */
+  uint64_t peak_allocated_bytes;
 } lethe_stats_t;
 
 void lethe_stats(lethe_stats_t* out) LETHE_NOEXCEPT;
+/* Restarts peak_allocated_bytes from the current figure, to measure one section of work:
+ * lethe_purge() (empties the calling thread's cache), lethe_stats_reset_peak(), lethe_stats(&a),
+ * work, lethe_stats(&b): b.peak_allocated_bytes - (a.allocated_bytes + a.thread_cache_bytes) is
+ * the section's peak, exact up to what the section left in thread caches. */
+void lethe_stats_reset_peak(void) LETHE_NOEXCEPT;
 /* Human-readable statistics (totals and per size class) to `out` (stderr when NULL). */
 void lethe_stats_print(FILE* out) LETHE_NOEXCEPT;
 /* "lethe" for the bundled allocator, "system" when forwarding to the system malloc. */
