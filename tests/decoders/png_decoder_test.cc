@@ -210,6 +210,8 @@ TEST(PngDecoder, RejectsHugeDimensionsBeforeAllocating) {
   put32(16, 20000);
   put32(20, 20000);
   put32(29, static_cast<uint32_t>(crc32(crc32(0, nullptr, 0), &png[12], 17)));
+  lethe_purge();
+  lethe_stats_reset_peak();
   lethe_stats(&before);
   DecodeResult<Surface> surface = DecodePng(png);
   ASSERT_FALSE(surface);
@@ -218,6 +220,10 @@ TEST(PngDecoder, RejectsHugeDimensionsBeforeAllocating) {
   // Only libpng's structs, made before the header was read: no surface, no rows, no inflate state.
   EXPECT_LT(after.allocation_count - before.allocation_count, valid_count);
   EXPECT_LE(after.allocation_count - before.allocation_count, 4u);
+  // A 20000 x 20000 surface would be 1.6 GB: the peak says nothing near it was ever held (the
+  // bound allows the thread cache's error, see lethe_stats_t::peak_allocated_bytes).
+  EXPECT_LT(after.peak_allocated_bytes - (before.allocated_bytes + before.thread_cache_bytes),
+            uint64_t{2} << 20);
 }
 
 TEST(PngDecoder, HonoursCallerLimits) {
