@@ -78,7 +78,8 @@ bool ImagesOfFirstPages(const std::string& directory, int page_count, std::vecto
   try {
     const nlohmann::json index = nlohmann::json::parse(file);
     for (const nlohmann::json& image : index.at("images")) {
-      if (image.at("page").get<int>() <= page_count) paths->push_back((root / image.at("file").get<std::string>()).string());
+      // An older site's index has no "page": all its images count as shared.
+      if (image.value("page", 0) <= page_count) paths->push_back((root / image.at("file").get<std::string>()).string());
     }
   } catch (const nlohmann::json::exception& e) {
     *error = (root / "index.json").string() + ": " + e.what();
