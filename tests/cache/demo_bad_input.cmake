@@ -4,9 +4,9 @@
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/images ${WORK}/out)
 set(images ${WORK}/images)
-file(COPY_FILE ${SITE}/images/art-0.png ${images}/good.png)
-execute_process(COMMAND head -c 4000 ${SITE}/images/photo-0.jpg OUTPUT_FILE ${images}/truncated.jpg)
-execute_process(COMMAND head -c 40 ${SITE}/images/anim-0.gif OUTPUT_FILE ${images}/header-only.gif)
+file(COPY_FILE ${SITE}/images/page-01-chart.png ${images}/good.png)
+execute_process(COMMAND head -c 4000 ${SITE}/images/page-01-hero.jpg OUTPUT_FILE ${images}/truncated.jpg)
+execute_process(COMMAND head -c 40 ${SITE}/images/page-01-anim-0.gif OUTPUT_FILE ${images}/header-only.gif)
 file(WRITE ${images}/not-an-image.png "this is text, not a PNG\n")
 file(WRITE ${images}/empty.jpg "")
 

@@ -1,5 +1,6 @@
 // The generated sample site: every image is a real file of its kind that the reference decoders
-// read, every page references existing images, and a failure to write is reported.
+// read, every page shows its own images of every kind and the few the site shares, the layout
+// keeps images apart, the site is the same for a seed, and a failure to write is reported.
 #include <gif_lib.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "lethe/image_format.h"
@@ -41,14 +44,30 @@ class SampleSiteTest : public ::testing::Test {
   static inline std::string error_;
 };
 
-TEST_F(SampleSiteTest, HasAtLeastThirtyImagesOfEveryKind) {
-  EXPECT_GE(site_.images.size(), 30u);
+// The kinds of the images page `page` alone shows.
+std::map<std::string, int> OwnKinds(const Site& site, int page) {
   std::map<std::string, int> kinds;
-  for (const ImageSpec& image : site_.images) ++kinds[image.kind];
-  EXPECT_GE(kinds["png"], 4);
-  EXPECT_GE(kinds["jpeg"], 4);
-  EXPECT_GE(kinds["gif"], 2);
-  EXPECT_GE(kinds["animated-gif"], 3);
+  for (const ImageSpec& image : site.images)
+    if (image.page == page) ++kinds[image.kind];
+  return kinds;
+}
+
+TEST_F(SampleSiteTest, EveryPageHasItsOwnImagesOfEveryKind) {
+  for (int page = 1; page <= 3; ++page) {
+    std::map<std::string, int> kinds = OwnKinds(site_, page);
+    EXPECT_GE(kinds["jpeg"], 5) << page;  // hero, photographs, thumbnails
+    EXPECT_GE(kinds["png"], 2) << page;
+    EXPECT_GE(kinds["gif"], 1) << page;
+    EXPECT_GE(kinds["animated-gif"], 1) << page;
+  }
+}
+
+TEST_F(SampleSiteTest, SharesOnlyALogoIconsAndASpinnerAcrossPages) {
+  std::map<std::string, int> shared = OwnKinds(site_, 0);
+  EXPECT_EQ(shared["png"], 3);
+  EXPECT_EQ(shared["gif"], 2);
+  EXPECT_EQ(shared["animated-gif"], 1);
+  EXPECT_EQ(shared["jpeg"], 0);
 }
 
 TEST_F(SampleSiteTest, EveryImageHasTheSignatureOfItsKind) {
@@ -74,21 +93,111 @@ TEST_F(SampleSiteTest, AnimationsHaveThirtyOrMoreFramesThatGiflibReads) {
   }
 }
 
+// The page's image items: src (relative to the site) -> laid-out rectangles.
+std::multimap<std::string, nlohmann::json> ImageItems(const nlohmann::json& description) {
+  std::multimap<std::string, nlohmann::json> items;
+  for (const auto& item : description["items"]) {
+    if (item["type"] != "image") continue;
+    std::string src = item["src"];
+    EXPECT_EQ(src.rfind("../", 0), 0u) << src;
+    items.emplace(src.substr(3), item);
+  }
+  return items;
+}
+
 TEST_F(SampleSiteTest, PagesReferenceExistingImagesOfEveryKind) {
   ASSERT_EQ(site_.pages.size(), 3u);
   for (const std::string& page : site_.pages) {
     nlohmann::json description = nlohmann::json::parse(Read(page));
     std::set<std::string> extensions;
-    for (const auto& item : description["items"]) {
-      if (item["type"] != "image") continue;
-      fs::path image = (directory_ / page).parent_path() / item["src"].get<std::string>();
-      EXPECT_TRUE(fs::exists(image)) << image;
-      extensions.insert(image.extension().string());
+    for (const auto& [file, item] : ImageItems(description)) {
+      EXPECT_TRUE(fs::exists(directory_ / file)) << file;
+      extensions.insert(fs::path(file).extension().string());
       EXPECT_GT(item["width"].get<int>(), 0);
-      EXPECT_LT(item["y"].get<int>(), description["height"].get<int>());
+      EXPECT_LE(item["x"].get<int>() + item["width"].get<int>(), description["width"].get<int>()) << file;
+      EXPECT_LT(item["y"].get<int>() + item["height"].get<int>(), description["height"].get<int>()) << file;
     }
     EXPECT_EQ(extensions, (std::set<std::string>{".jpg", ".png", ".gif"})) << page;
   }
+}
+
+TEST_F(SampleSiteTest, EveryPageShowsAllItsOwnImagesAndNoOtherPagesImages) {
+  for (int page = 1; page <= 3; ++page) {
+    auto items = ImageItems(nlohmann::json::parse(Read(site_.pages[static_cast<size_t>(page - 1)])));
+    for (const ImageSpec& image : site_.images) {
+      bool shown = items.count(image.file) > 0;
+      EXPECT_EQ(shown, image.page == page || image.page == 0) << "page " << page << ": " << image.file;
+    }
+  }
+}
+
+TEST_F(SampleSiteTest, MostOfAPagesDecodedBytesAreItsOwn) {
+  for (int page = 1; page <= 3; ++page) {
+    std::map<std::string, int> owner;
+    for (const ImageSpec& image : site_.images) owner[image.file] = image.page;
+    int64_t own_bytes = 0, shared_bytes = 0;
+    for (const auto& [file, item] : ImageItems(nlohmann::json::parse(Read(site_.pages[static_cast<size_t>(page - 1)])))) {
+      int64_t bytes = int64_t{item["width"].get<int>()} * item["height"].get<int>() * 4;
+      (owner.at(file) == 0 ? shared_bytes : own_bytes) += bytes;
+    }
+    EXPECT_GT(own_bytes, 3 << 20) << page;  // several MB decoded, like a real article
+    EXPECT_GT(own_bytes, 20 * shared_bytes) << page;
+  }
+}
+
+TEST_F(SampleSiteTest, ImagesOfAPageNeverOverlap) {
+  for (const std::string& page : site_.pages) {
+    std::vector<nlohmann::json> items;
+    for (const auto& entry : ImageItems(nlohmann::json::parse(Read(page)))) items.push_back(entry.second);
+    for (size_t i = 0; i < items.size(); ++i) {
+      for (size_t j = i + 1; j < items.size(); ++j) {
+        const auto &a = items[i], &b = items[j];
+        bool apart = a["x"].get<int>() + a["width"].get<int>() <= b["x"].get<int>() ||
+                     b["x"].get<int>() + b["width"].get<int>() <= a["x"].get<int>() ||
+                     a["y"].get<int>() + a["height"].get<int>() <= b["y"].get<int>() ||
+                     b["y"].get<int>() + b["height"].get<int>() <= a["y"].get<int>();
+        EXPECT_TRUE(apart) << page << ": " << a["src"] << " and " << b["src"];
+      }
+    }
+  }
+}
+
+TEST_F(SampleSiteTest, IndexListsEveryImageWithItsPage) {
+  nlohmann::json index = nlohmann::json::parse(Read("index.json"));
+  ASSERT_EQ(index["images"].size(), site_.images.size());
+  for (size_t i = 0; i < site_.images.size(); ++i) {
+    EXPECT_EQ(index["images"][i]["file"], site_.images[i].file);
+    EXPECT_EQ(index["images"][i]["page"], site_.images[i].page);
+  }
+  EXPECT_EQ(index["pages"].size(), 3u);
+}
+
+// Reads every file under `directory` (relative path -> bytes).
+std::map<std::string, std::vector<uint8_t>> ReadTree(const fs::path& directory) {
+  std::map<std::string, std::vector<uint8_t>> files;
+  for (const auto& entry : fs::recursive_directory_iterator(directory)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream file(entry.path(), std::ios::binary);
+    files[fs::relative(entry.path(), directory).string()] = {std::istreambuf_iterator<char>(file), {}};
+  }
+  return files;
+}
+
+TEST(SampleSite, IsTheSameForTheSameSeedAndDiffersForAnother) {
+  fs::path root = fs::temp_directory_path() / ("lethe-site-seeds-" + std::to_string(getpid()));
+  Site first, second, other;
+  std::string error;
+  SiteOptions options;
+  options.page_count = 1;
+  ASSERT_TRUE(GenerateSite((root / "a").string(), options, &first, &error)) << error;
+  ASSERT_TRUE(GenerateSite((root / "b").string(), options, &second, &error)) << error;
+  options.seed = 2;
+  ASSERT_TRUE(GenerateSite((root / "c").string(), options, &other, &error)) << error;
+  auto a = ReadTree(root / "a"), b = ReadTree(root / "b"), c = ReadTree(root / "c");
+  EXPECT_EQ(a, b);
+  ASSERT_EQ(a.count("images/page-01-hero.jpg"), 1u);
+  EXPECT_NE(a["images/page-01-hero.jpg"], c["images/page-01-hero.jpg"]);
+  fs::remove_all(root);
 }
 
 TEST(SampleSite, ReportsAnUnwritableDirectory) {
@@ -98,13 +207,16 @@ TEST(SampleSite, ReportsAnUnwritableDirectory) {
   EXPECT_NE(error.find("/proc/lethe-cannot-create: cannot create"), std::string::npos) << error;
 }
 
-TEST(SampleSite, RejectsPagesWithoutEveryKind) {
-  Site site;
-  std::string error;
-  SiteOptions options;
-  options.images_per_page = 2;
-  EXPECT_FALSE(GenerateSite("/tmp/unused", options, &site, &error));
-  EXPECT_NE(error.find("4 images per page"), std::string::npos);
+TEST(SampleSite, RejectsAPageCountOutsideOneTo99) {
+  for (int page_count : {0, 100}) {
+    Site site;
+    std::string error;
+    SiteOptions options;
+    options.page_count = page_count;
+    EXPECT_FALSE(GenerateSite("/tmp/lethe-unused-site", options, &site, &error));
+    EXPECT_NE(error.find("1 to 99 pages"), std::string::npos) << error;
+    EXPECT_FALSE(fs::exists("/tmp/lethe-unused-site"));
+  }
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 //
 //   lethe-demo [DIR] [--out DIR] [--cap-mb N]
 //
-// Loads every image of DIR (default: the images of the project's sample site, which the build
-// generates with tools/sample_site; a site's root directory works too), lays them out as one
+// Loads every image of DIR (default: the project's sample site, which the build generates with
+// tools/sample_site; on a site's root, the images of its first 3 pages), lays them out as one
 // long page in an Engine window, and scrolls its viewport over simulated minutes on the engine's
 // ManualClock: the engine locks the visible images, surfaces that scroll away expire (2 x 10 s) and
 // are decoded again when they scroll back, frames are really drawn (BGRA, fonts); then a critical
@@ -44,6 +44,9 @@ constexpr uint32_t kViewportHeight = 900;
 constexpr uint32_t kGap = 16;
 constexpr Clock::Duration kStep = milliseconds(100);
 constexpr int kStepsPerDraw = 5;  // a frame every 500 ms of simulated time
+// On a generated site the demo shows the images of its first pages (and the shared ones): about
+// 40 pictures of every kind, one long page to scroll; the whole site is lethe-stress's workload.
+constexpr int kSitePageCount = 3;
 
 struct PageImage {
   std::string path;
@@ -92,9 +95,14 @@ class Demo {
 
   int Run() {
     std::error_code site_error;
-    // A generated site's root (index.json, images/, pages/): its images.
+    // A generated site's root (index.json, images/, pages/): the images of its first pages.
     if (std::filesystem::is_regular_file(options_.directory + "/index.json", site_error) &&
         std::filesystem::is_directory(options_.directory + "/images", site_error)) {
+      std::string error;
+      if (!sample_site::ImagesOfFirstPages(options_.directory, kSitePageCount, &site_files_, &error)) {
+        std::fprintf(stderr, "lethe-demo: %s\n", error.c_str());
+        return 1;
+      }
       options_.directory += "/images";
     }
     std::printf("lethe-demo: images from %s\ndecoder: %s\n", options_.directory.c_str(),
@@ -124,9 +132,9 @@ class Demo {
       std::fprintf(stderr, "lethe-demo: %s is not a readable directory\n", options_.directory.c_str());
       return false;
     }
-    std::vector<std::filesystem::path> files;
+    std::vector<std::filesystem::path> files(site_files_.begin(), site_files_.end());
     for (const auto& entry : std::filesystem::directory_iterator(options_.directory, error)) {
-      if (entry.is_regular_file()) files.push_back(entry.path());
+      if (site_files_.empty() && entry.is_regular_file()) files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
     for (const auto& path : files) LoadOne(path);
@@ -255,6 +263,7 @@ class Demo {
   int Summarize();
 
   Options options_;
+  std::vector<std::string> site_files_;  // on a generated site: the images to show
   std::unique_ptr<Engine> engine_;
   WindowId tab_ = 0;
   std::vector<PageImage> page_;

@@ -156,13 +156,15 @@ void JpegErrorExit(j_common_ptr info) {
 
 }  // namespace
 
-bool WriteJpeg(const std::string& path, int width, int height, const std::vector<uint8_t>& rgb,
+bool WriteJpeg(const std::string& path, int width, int height, const RowPainter& paint_row,
                int quality, bool progressive, std::string* error) {
   File file(std::fopen(path.c_str(), "wb"));
   if (!file) {
     *error = path + ": cannot create";
     return false;
   }
+  // The row buffer exists before the setjmp: a longjmp skips no destructor.
+  std::vector<uint8_t> rgba(static_cast<size_t>(width) * 4);
   jpeg_compress_struct info{};
   JpegErrorManager errors{};
   info.err = jpeg_std_error(&errors.base);
@@ -176,14 +178,15 @@ bool WriteJpeg(const std::string& path, int width, int height, const std::vector
   jpeg_stdio_dest(&info, file.get());
   info.image_width = static_cast<JDIMENSION>(width);
   info.image_height = static_cast<JDIMENSION>(height);
-  info.input_components = 3;
-  info.in_color_space = JCS_RGB;
+  info.input_components = 4;
+  info.in_color_space = JCS_EXT_RGBA;  // libjpeg-turbo's extension: no RGB copy of each row
   jpeg_set_defaults(&info);
   jpeg_set_quality(&info, quality, TRUE);
   if (progressive) jpeg_simple_progression(&info);
   jpeg_start_compress(&info, TRUE);
   while (info.next_scanline < info.image_height) {
-    JSAMPROW row = const_cast<JSAMPROW>(&rgb[static_cast<size_t>(info.next_scanline) * static_cast<size_t>(width) * 3]);
+    paint_row(static_cast<int>(info.next_scanline), rgba.data());
+    JSAMPROW row = rgba.data();
     jpeg_write_scanlines(&info, &row, 1);
   }
   jpeg_finish_compress(&info);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,12 @@ enum class PngKind { kRgba, kRgb, kGray, kPalette };
 bool WritePng(const std::string& path, int width, int height, const std::vector<uint8_t>& rgba,
               PngKind kind, bool interlaced, std::string* error);
 
-// `rgb`: width*height*3 bytes. quality 1..100.
-bool WriteJpeg(const std::string& path, int width, int height, const std::vector<uint8_t>& rgb,
+// Fills row `y` of a picture being written: width * 4 bytes, RGBA (the alpha is ignored). Rows
+// are asked for in order, top to bottom, once each.
+using RowPainter = std::function<void(int y, uint8_t* rgba)>;
+
+// Encodes the rows `paint_row` gives, one at a time (no whole picture in memory). quality 1..100.
+bool WriteJpeg(const std::string& path, int width, int height, const RowPainter& paint_row,
                int quality, bool progressive, std::string* error);
 
 struct GifFrame {

@@ -1,6 +1,6 @@
 // lethe-make-site: writes the sample site (images and page descriptions) that the demo, the
 // stress test and the benchmarks run on. The build runs it once into build/<preset>/sample-site.
-//   lethe-make-site DIR [--pages N] [--seed S]
+//   lethe-make-site DIR [--pages N] [--seed S]   (N: 1..99)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,7 +10,7 @@
 namespace {
 
 int Usage(const char* problem) {
-  std::fprintf(stderr, "lethe-make-site: %s\nusage: lethe-make-site DIR [--pages N] [--seed S]\n", problem);
+  std::fprintf(stderr, "lethe-make-site: %s\nusage: lethe-make-site DIR [--pages N] [--seed S]   (N: 1..99)\n", problem);
   return 2;
 }
 
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     long value = 0;
     if ((arg == "--pages" || arg == "--seed") && i + 1 < argc) {
-      if (!ParsePositive(argv[++i], arg == "--pages" ? 1000 : 1L << 30, &value))
+      if (!ParsePositive(argv[++i], arg == "--pages" ? 99 : 1L << 30, &value))
         return Usage((arg + " needs a positive number").c_str());
       if (arg == "--pages") options.page_count = static_cast<int>(value);
       else options.seed = static_cast<uint32_t>(value);

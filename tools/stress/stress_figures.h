@@ -2,9 +2,9 @@
 // the targets they are judged against (issue 8):
 //   terminal reduction  = 1 - Lethe's terminal RSS / baseline's terminal RSS      (>= 60%)
 //   peak vs baseline terminal = Lethe's peak RSS / baseline's terminal RSS        (< 1 x)
-//   slope = least-squares slope of Lethe's RSS at the end of each cycle over the last cycles
-//           (6 to 11 of the default 11; the same share of the cycles otherwise), in % of the
-//           mean RSS over those cycles per cycle                                  (< 1 %/cycle)
+//   slope = least-squares slope of Lethe's mean RSS of each cycle (the samples after each of its
+//           loads) over the last cycles (6 to 11 of the default 11; the same share of the
+//           cycles otherwise), in % of the mean over those cycles per cycle    (< 1 %/cycle)
 // "Terminal" is the last sample: the end of the idle after all windows but one were closed.
 // Pure functions; any thread.
 #ifndef LETHE_TOOLS_STRESS_STRESS_FIGURES_H_
@@ -45,6 +45,10 @@ struct StressFigures {
 // The cycles the slope is fitted over for a run of `cycle_count` cycles: [first, cycle_count],
 // first = round(cycle_count x 6 / 11), at least 1.
 int SlopeFirstCycle(int cycle_count);
+
+// The mean RSS of the load samples of cycle `cycle` (1-based: the samples after loads
+// (cycle-1) x N + 1 .. cycle x N, N loads a cycle); 0 when the samples have none.
+double MeanLoadRssOfCycle(const std::vector<StressSample>& samples, int cycle);
 
 // Least-squares slope of `values` against `xs`, 0 with fewer than two distinct xs.
 double LeastSquaresSlope(const std::vector<double>& xs, const std::vector<double>& values);
