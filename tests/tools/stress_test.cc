@@ -290,6 +290,14 @@ TEST(StressOptions, BadFlagsGetAMessageNamingThem) {
   EXPECT_NE(ParseStressArgs({"--baseline"}, &fresh), "");
   StressOptions churn;
   EXPECT_NE(ParseStressArgs({"--churn-ms", "10"}, &churn), "");
+  StressOptions browse;
+  EXPECT_EQ(ParseStressArgs({"--browse"}, &browse), "--browse goes with --serve");
+  StressOptions both;
+  EXPECT_EQ(ParseStressArgs({"--serve", "s", "--browse", "--churn-ms", "10"}, &both),
+            "--browse and --churn-ms exclude each other");
+  StressOptions serve_browse;
+  EXPECT_EQ(ParseStressArgs({"--serve", "s", "--browse"}, &serve_browse), "");
+  EXPECT_TRUE(serve_browse.serve_browse);
   StressOptions child;
   EXPECT_EQ(ParseStressArgs({"--child", "lethe"}, &child), "--child needs --result FILE");
 }

@@ -260,6 +260,24 @@ std::string LoadAll(StressTarget& target, const std::vector<std::string>& pages,
   return "";
 }
 
+// --browse: the measured run's cycling on real time (LoadPage's pauses run the loop, which answers
+// the control socket), until a stop signal.
+std::string Browse(StressTarget& target, const std::vector<std::string>& pages, int window_limit,
+                   const bool* stop, std::deque<int>* windows) {
+  for (size_t load = 0; !*stop; ++load) {
+    int id = 0;
+    std::string failure = LoadPage(target, pages[load % pages.size()],
+                                   TargetOptions{}.viewport_height, Pace::kTimed, &id);
+    if (!failure.empty()) return failure;
+    windows->push_back(id);
+    if (static_cast<int>(windows->size()) > window_limit) {
+      target.CloseWindow(windows->front());
+      windows->pop_front();
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunStressServe(const StressOptions& options, const BinaryInfo& /*binary*/) {
@@ -286,7 +304,9 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& /*binary*/) {
   }
   bool stop = false;
   std::deque<int> windows;
-  if (std::string failure = LoadAll(*target, pages, options.window_count, &stop, &windows);
+  // --browse starts from nothing and browses; the other modes start with every page loaded.
+  if (std::string failure =
+          options.serve_browse ? "" : LoadAll(*target, pages, options.window_count, &stop, &windows);
       !failure.empty()) {
     std::cerr << "lethe-stress: " << failure << "\n";
     return 2;
@@ -306,7 +326,8 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& /*binary*/) {
   // calls, never inside a loop callback (the engine runs its loop while it waits for decodes, and
   // a loop does not nest).
   std::string churn_error;
-  if (options.churn_ms <= 0) loop.Run();
+  if (options.serve_browse) churn_error = Browse(*target, pages, options.window_count, &stop, &windows);
+  if (options.churn_ms <= 0 && !options.serve_browse) loop.Run();
   while (options.churn_ms > 0 && !stop && churn_error.empty()) {
     target->RunFor(std::chrono::milliseconds(options.churn_ms));
     churn_error = LoadAll(*target, pages, options.window_count, &stop, &windows);

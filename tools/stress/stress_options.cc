@@ -45,7 +45,8 @@ std::string Lower(std::string text) {
 std::string UsageText() {
   return "usage: lethe-stress [--pages DIR] [--page-count N] [--windows N] [--cycles N] [--scale K]\n"
          "                    [--idle SECONDS] [--real-time] [--out DIR] [--no-progress]\n"
-         "       lethe-stress --serve SOCKET [--baseline] [--churn-ms N] [--pressure-ongoing-ms N]\n"
+         "       lethe-stress --serve SOCKET [--baseline] [--churn-ms N | --browse]\n"
+         "                    [--pressure-ongoing-ms N]\n"
          "                    [--pages DIR] [--page-count N] [--windows N]\n"
          "Runs the page-cycling memory test twice, each in a child process (the baseline: no\n"
          "discarding, no expiry, no pressure response, the system allocator; then Lethe's), and\n"
@@ -54,6 +55,9 @@ std::string UsageText() {
          "--serve loads the pages once (no idle), then answers on the control socket SOCKET\n"
          "(pressure, report, stats) until SIGTERM or SIGINT; --churn-ms N loads every page again every\n"
          "N ms meanwhile (a burst, then quiet), so that the caches refill between pressure events;\n"
+         "--browse instead browses as the measured run does, in real time: one page after another\n"
+         "(a new window, scrolled, a pause), the oldest window closed beyond --windows, the caches\n"
+         "expiring meanwhile: the state of the stress run, for lethe-pressure to measure;\n"
          "--pressure-ongoing-ms N shortens the engine's ongoing-pressure window (default 10 s: a\n"
          "repeat at the same level within it only flushes, without purging the allocator).\n";
 }
@@ -94,6 +98,7 @@ std::string ParseStressArgs(const std::vector<std::string>& args, StressOptions*
     else if (flag == "--serve") error = value(&options->serve_socket);
     else if (flag == "--baseline") options->serve_baseline = true;
     else if (flag == "--churn-ms") error = int_value(1, 3600000, &options->churn_ms);
+    else if (flag == "--browse") options->serve_browse = true;
     else if (flag == "--pressure-ongoing-ms") error = int_value(1, 3600000, &options->pressure_ongoing_ms);
     else if (flag == "--child") {
       error = value(&options->child_run);
@@ -109,6 +114,8 @@ std::string ParseStressArgs(const std::vector<std::string>& args, StressOptions*
   if ((options->churn_ms > 0 || options->pressure_ongoing_ms > 0) && options->serve_socket.empty()) {
     return "--churn-ms and --pressure-ongoing-ms go with --serve";
   }
+  if (options->serve_browse && options->serve_socket.empty()) return "--browse goes with --serve";
+  if (options->serve_browse && options->churn_ms > 0) return "--browse and --churn-ms exclude each other";
   if (options->serve_baseline && options->serve_socket.empty()) {
     return "--baseline goes with --serve (a normal run always runs both configurations)";
   }

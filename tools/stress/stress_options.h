@@ -33,6 +33,7 @@ struct StressOptions {
   bool serve_baseline = false;
   int pressure_ongoing_ms = 0;  // --pressure-ongoing-ms: serve mode's ongoing window (0: default)
   int churn_ms = 0;  // --churn-ms: serve mode reloads every page every N ms (0: off)
+  bool serve_browse = false;  // --browse: serve mode browses page after page, as the measured run
   // --child (internal)
   std::string child_run;  // "baseline" or "lethe"
   std::string result_path;
