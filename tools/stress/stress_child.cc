@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <deque>
 #include <iostream>
+#include <limits>
 
 #include "lethe/trace_recorder.h"
 #include "process_memory.h"
@@ -243,13 +244,15 @@ class StopSignals {
   int fd_ = -1;
 };
 
-// Loads every page once at full speed into new windows, closing the oldest beyond `window_limit`.
-// Returns "" or why a page failed; stops early when *stop becomes true.
-std::string LoadAll(StressTarget& target, const std::vector<std::string>& pages, int window_limit,
-                    const bool* stop, std::deque<int>* windows) {
-  for (size_t i = 0; i < pages.size() && !*stop; ++i) {
+// Loads pages[first], pages[first + 1], ... (wrapping) into new windows at `pace`, closing the
+// oldest beyond `window_limit`, `count` loads or until *stop. Returns "" or why a page failed.
+std::string LoadInNewWindows(StressTarget& target, const std::vector<std::string>& pages,
+                             size_t count, Pace pace, int window_limit, const bool* stop,
+                             std::deque<int>* windows) {
+  for (size_t load = 0; load < count && !*stop; ++load) {
     int id = 0;
-    std::string failure = LoadPage(target, pages[i], TargetOptions{}.viewport_height, Pace::kAtOnce, &id);
+    std::string failure = LoadPage(target, pages[load % pages.size()],
+                                   TargetOptions{}.viewport_height, pace, &id);
     if (!failure.empty()) return failure;
     windows->push_back(id);
     if (static_cast<int>(windows->size()) > window_limit) {
@@ -260,22 +263,18 @@ std::string LoadAll(StressTarget& target, const std::vector<std::string>& pages,
   return "";
 }
 
+// Every page once at full speed (the loop only runs what is ready).
+std::string LoadAll(StressTarget& target, const std::vector<std::string>& pages, int window_limit,
+                    const bool* stop, std::deque<int>* windows) {
+  return LoadInNewWindows(target, pages, pages.size(), Pace::kAtOnce, window_limit, stop, windows);
+}
+
 // --browse: the measured run's cycling on real time (LoadPage's pauses run the loop, which answers
 // the control socket), until a stop signal.
 std::string Browse(StressTarget& target, const std::vector<std::string>& pages, int window_limit,
                    const bool* stop, std::deque<int>* windows) {
-  for (size_t load = 0; !*stop; ++load) {
-    int id = 0;
-    std::string failure = LoadPage(target, pages[load % pages.size()],
-                                   TargetOptions{}.viewport_height, Pace::kTimed, &id);
-    if (!failure.empty()) return failure;
-    windows->push_back(id);
-    if (static_cast<int>(windows->size()) > window_limit) {
-      target.CloseWindow(windows->front());
-      windows->pop_front();
-    }
-  }
-  return "";
+  return LoadInNewWindows(target, pages, std::numeric_limits<size_t>::max(), Pace::kTimed,
+                          window_limit, stop, windows);
 }
 
 }  // namespace
