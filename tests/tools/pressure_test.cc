@@ -122,6 +122,9 @@ TEST(ControlClient, AnEngineThatNeverAnswersTimesOut) {
 // ---- replies --------------------------------------------------------------------------------
 
 TEST(PressureReplies, UnlockedBytesComeFromTheBestFieldThereIs) {
+  EXPECT_EQ(UnlockedBytesFromStats(
+                R"({"ok":true,"discardable_bytes":8,"surfaces_bytes":100,"locked_surfaces_bytes":30})"),
+            8u);
   EXPECT_EQ(UnlockedBytesFromStats(R"({"ok":true,"unlocked_bytes":5,"a_unlocked_bytes":9})"), 5u);
   EXPECT_EQ(UnlockedBytesFromStats(R"({"ok":true,"a_unlocked_bytes":4,"b_unlocked_bytes":3})"), 7u);
   // The Engine's stats: surfaces not locked, plus the bfcache.

@@ -43,9 +43,10 @@ bool Disturbed(const TrialResult& trial) {
 std::optional<uint64_t> UnlockedBytesFromStats(const std::string& reply) {
   auto parsed = ParseObject(reply);
   if (!parsed) return std::nullopt;
-  if (auto found = parsed->find("unlocked_bytes");
-      found != parsed->end() && found->is_number_unsigned()) {
-    return found->get<uint64_t>();
+  for (const char* key : {"discardable_bytes", "unlocked_bytes"}) {
+    if (auto found = parsed->find(key); found != parsed->end() && found->is_number_unsigned()) {
+      return found->get<uint64_t>();
+    }
   }
   std::optional<uint64_t> sum;
   for (auto it = parsed->begin(); it != parsed->end(); ++it) {

@@ -41,10 +41,11 @@ struct TrialResult {
 // 1 MiB): it did other work (loaded pages) between the stats and the event.
 bool Disturbed(const TrialResult& trial);
 
-// The caches' unlocked bytes in a `stats` reply: "unlocked_bytes" when present; else the sum of
-// the fields ending in "_unlocked_bytes"; else, from the Engine's fields, the surfaces that are not
-// locked plus the bfcache ("surfaces_bytes" - "locked_surfaces_bytes" + "bfcache_bytes"): what a
-// critical event may drop. Absent when the reply has none of these (or is not JSON).
+// The caches' unlocked bytes in a `stats` reply: the Engine's "discardable_bytes" (exactly what a
+// critical event frees from its caches) or "unlocked_bytes" when present; else the sum of the
+// fields ending in "_unlocked_bytes"; else, for an engine that reports neither, the surfaces that
+// are not locked plus the bfcache ("surfaces_bytes" - "locked_surfaces_bytes" + "bfcache_bytes").
+// Absent when the reply has none of these (or is not JSON).
 std::optional<uint64_t> UnlockedBytesFromStats(const std::string& reply);
 // A numeric field of a reply line (absent when missing or the line is not a JSON object).
 std::optional<int64_t> NumberField(const std::string& reply, const std::string& key);
