@@ -32,12 +32,7 @@ class EngineDiskCacheTest : public ::testing::Test {
     options.disk_cache_path = site_.dir().File("cache.sqlite");
     return options;
   }
-  std::unique_ptr<Engine> Make(EngineOptions options) {
-    std::string error;
-    auto engine = Engine::Create(std::move(options), &error);
-    EXPECT_NE(engine, nullptr) << error;
-    return engine;
-  }
+  std::unique_ptr<Engine> Make(EngineOptions options) { return testing::MakeEngine(std::move(options)); }
   // Closes every window showing the site and drops the compressed bytes nobody references.
   static void ForgetImages(Engine& engine, WindowId tab) {
     engine.CloseWindow(tab);

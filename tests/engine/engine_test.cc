@@ -24,12 +24,7 @@ using testing::TestSite;
 
 class EngineTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Engine> Make(EngineOptions options) {
-    std::string error;
-    auto engine = Engine::Create(std::move(options), &error);
-    EXPECT_NE(engine, nullptr) << error;
-    return engine;
-  }
+  std::unique_ptr<Engine> Make(EngineOptions options) { return testing::MakeEngine(std::move(options)); }
   std::unique_ptr<Engine> Make() { return Make(TestOptions(&log_)); }
 
   // The document images of the window's current page.

@@ -3,6 +3,9 @@
 #ifndef LETHE_TESTS_ENGINE_ENGINE_TEST_PAGES_H_
 #define LETHE_TESTS_ENGINE_ENGINE_TEST_PAGES_H_
 
+#include <gtest/gtest.h>
+
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,6 +87,14 @@ inline EngineOptions TestOptions(std::vector<std::string>* log) {
   options.viewport_height = 300;
   options.log = [log](std::string_view line) { log->emplace_back(line); };
   return options;
+}
+
+// Engine::Create; a failure is recorded in the current test with its reason (and nullptr returned).
+inline std::unique_ptr<Engine> MakeEngine(EngineOptions options) {
+  std::string error;
+  auto engine = Engine::Create(std::move(options), &error);
+  EXPECT_NE(engine, nullptr) << error;
+  return engine;
 }
 
 // The BGRA pixel at (x, y) as 0xAARRGGBB.

@@ -87,12 +87,7 @@ TEST(GlyphTable, AGlyphFreeTypeCannotLoadIsNotKept) {
 
 class GlyphCacheTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Engine> Make(EngineOptions options) {
-    std::string error;
-    auto engine = Engine::Create(std::move(options), &error);
-    EXPECT_NE(engine, nullptr) << error;
-    return engine;
-  }
+  std::unique_ptr<Engine> Make(EngineOptions options) { return testing::MakeEngine(std::move(options)); }
   // A page of two text runs at two sizes (two faces) and nothing else.
   static PageDescription TextPage() {
     PageDescription page;

@@ -76,9 +76,7 @@ class MemoryReportTest : public ::testing::Test {
     EngineOptions options = TestOptions(&log_);
     options.viewport_width = 1024;
     options.viewport_height = 768;
-    std::string error;
-    auto engine = Engine::Create(std::move(options), &error);
-    EXPECT_NE(engine, nullptr) << error;
+    auto engine = testing::MakeEngine(std::move(options));
     if (engine == nullptr) return engine;
     WindowId tab = engine->OpenWindow();
     EXPECT_TRUE(engine->Navigate(tab, site_.Page(1)).ok());
