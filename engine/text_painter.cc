@@ -14,8 +14,7 @@ const std::string& TextPainter::FileFor(FontFamily family, bool bold) const {
   return font_path_;
 }
 
-EngineFontCache::Handle TextPainter::Face(const PageTextItem& text) {
-  const uint32_t key = FaceKey(text.size, text.family, text.bold);
+EngineFontCache::Handle TextPainter::Face(const PageTextItem& text, uint32_t key) {
   EngineFontCache::Handle handle = fonts_.Lookup(key);
   if (handle) return handle;
   const std::string& path = FileFor(text.family, text.bold);
@@ -70,9 +69,9 @@ int TextPainter::Word(CachedFont& font, uint32_t face_key, std::string_view word
 }
 
 int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int dy) {
-  EngineFontCache::Handle face = Face(text);
-  if (!face) return 0;
   const uint32_t key = FaceKey(text.size, text.family, text.bold);
+  EngineFontCache::Handle face = Face(text, key);
+  if (!face) return 0;
   FontMetrics metrics = face->face->metrics();
   const int line_height = std::max(metrics.line_height, 1);
   const int left = text.rect.x + dx;

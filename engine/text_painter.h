@@ -57,9 +57,9 @@ class TextPainter {
   const GlyphTotals& glyphs() const { return glyphs_; }
 
  private:
-  // Returns the face `text` asks for, opening it on a miss (its file, else font_path); an empty
-  // handle if neither can be opened.
-  EngineFontCache::Handle Face(const PageTextItem& text);
+  // Returns the face `text` asks for (`key` = its FaceKey), opening it on a miss (its file, else
+  // font_path); an empty handle if neither can be opened.
+  EngineFontCache::Handle Face(const PageTextItem& text, uint32_t key);
   // The file of a style: font_path for regular sans-serif, else from font_files_.
   const std::string& FileFor(FontFamily family, bool bold) const;
   // Lays out (and optionally draws) the run; returns its height.
