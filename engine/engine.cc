@@ -272,12 +272,6 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
                     "Image draws with neither a surface nor a placeholder.");
   collector.Counter("engine/image-file-reads", store_.file_read_count(),
                     "Image bytes read from the file at their URL (the network, in this model).");
-  collector.Counter("engine/image-disk-hits", store_.disk_hit_count(),
-                    "Image bytes read back from the DiskCache instead of the file.");
-  collector.Counter("engine/image-disk-store-failures", store_.disk_store_failure_count(),
-                    "Image bytes the DiskCache could not store (full disk, I/O error, too large).");
-  collector.Counter("engine/image-disk-read-failures", store_.disk_read_failure_count(),
-                    "DiskCache reads that failed (the file was read instead).");
   collector.Counter("engine/bfcache-restores", stats_.bfcache_restore_count,
                     "Back/forward navigations served from the BfCache.");
   collector.Counter("fonts/glyphs", glyphs_.glyph_count,

@@ -4,7 +4,8 @@
 // Acquire(url) makes sure the compressed bytes are in the ImageCache and adds a reference there.
 // When the entry is missing or has expired, the bytes come from the DiskCache if the engine has one
 // (and it has them), else from the file at the URL, which stands for the network: those are then
-// stored in the DiskCache (a failed store, e.g. a full disk, is counted and the image still loads).
+// stored in the DiskCache (a failed store, e.g. a full disk, leaves the image loaded; the DiskCache
+// counts hits, misses and failures in its own statistics).
 // Release drops it, and when no
 // document uses the image any more its surfaces are removed from the SurfaceCache (the image is
 // gone from every page; its compressed bytes then age in the ImageCache).
@@ -56,11 +57,6 @@ class ImageStore {
   size_t MemoryBytes() const;
   // Reads of the file at an image's URL (the network, in this model).
   uint64_t file_read_count() const { return file_read_count_; }
-  // Bytes served by the DiskCache; stores into it that failed; reads that failed other than
-  // "not found" (the file is read instead).
-  uint64_t disk_hit_count() const { return disk_hit_count_; }
-  uint64_t disk_store_failure_count() const { return disk_store_failure_count_; }
-  uint64_t disk_read_failure_count() const { return disk_read_failure_count_; }
 
  private:
   bool LoadBytes(ImageRecord& record, std::string* error);
@@ -75,9 +71,6 @@ class ImageStore {
   cache::DiskCache* disk_ = nullptr;
   uint64_t next_id_ = 1;
   uint64_t file_read_count_ = 0;
-  uint64_t disk_hit_count_ = 0;
-  uint64_t disk_store_failure_count_ = 0;
-  uint64_t disk_read_failure_count_ = 0;
 };
 
 // "file:///a/b.png" -> "/a/b.png"; other strings unchanged.
