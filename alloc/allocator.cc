@@ -47,6 +47,7 @@ LETHE_NOINLINE bool InitSlow() {
   int expected = 0;
   if (g_init_state.compare_exchange_strong(expected, 1)) {
     LoadOptionsFromEnvironment();
+    if (g_options.slop) g_slow_allocations.fetch_or(kSlowForSlop);
     ArenasInit(g_options.arenas != 0 ? g_options.arenas : OsCpuCount());
     ReserveInit(g_options.oom_reserve_kb * 1024);
     ThreadCacheInitKey();
@@ -148,7 +149,7 @@ bool EnsureInit() {
   lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
 }
 
-void* AllocateSlow(size_t size, size_t alignment, bool zero) {
+void* AllocateSlow(size_t size, size_t alignment, bool zero) noexcept {
   EnsureInit();
   if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) {
     errno = ENOMEM;
@@ -181,7 +182,7 @@ void* AllocateAligned(size_t alignment, size_t size) {
   return AllocateSlow(size, alignment, false);
 }
 
-void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) {
+void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexcept {
   int saved_errno = errno;
   CacheBin& bin = cache->bins[klass];
   ThreadCacheFlushBin(cache, klass, bin.capacity / 2);
@@ -192,7 +193,7 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) {
   errno = saved_errno;
 }
 
-void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) {
+void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexcept {
   PageKind kind = MapKind(entry);
   if (kind == PageKind::kSmall) {
     if (RegionIndex(RunStart(chunk, page, entry), pointer, MapClass(entry)) < 0) {
@@ -216,7 +217,7 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) {
   errno = saved_errno;
 }
 
-void FreeNotInChunk(void* pointer) {
+void FreeNotInChunk(void* pointer) noexcept {
   int saved_errno = errno;
   if (!HugeFree(pointer)) InvalidPointer(pointer);
   CountHugeFree();

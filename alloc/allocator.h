@@ -24,33 +24,39 @@ namespace lethe::internal {
 // Initialises on first use (no allocation); true once ready.
 bool EnsureInit();
 
-void* AllocateSlow(size_t size, size_t alignment, bool zero);
+void* AllocateSlow(size_t size, size_t alignment, bool zero) noexcept;
 void* AllocateZeroed(size_t count, size_t size);
 void* AllocateAligned(size_t alignment, size_t size);
 void* Reallocate(void* pointer, size_t size);
 size_t UsableSize(const void* pointer);
-void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry);
-void FreeNotInChunk(void* pointer);
-void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer);
+void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexcept;
+void FreeNotInChunk(void* pointer) noexcept;
+void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexcept;
 void RecordSlop(size_t requested, size_t usable);
 [[noreturn]] void InvalidPointer(const void* pointer);
 
+// The fast paths below keep to what every call must do: one TLS load, one flag load (fail-after
+// or slop counting send every allocation to the slow path), the bin, and one countdown that paces
+// the GC step and, with the rounds it counts, gives the statistics their operation counts. They call nothing
+// but in tail position, so they need no stack frame.
 LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   ThreadCache* cache = t_cache;
-  if (LETHE_LIKELY(cache != nullptr && size <= kSmallMaxBytes && !FailArmed())) {
-    size_t klass = SmallClassOf(size);
-    CacheBin& bin = cache->bins[klass];
-    if (LETHE_LIKELY(bin.count > 0)) {
-      void* block = bin.slots[--bin.count];
-      if (bin.count < bin.low_water) bin.low_water = bin.count;
-      ++cache->allocation_count;
-      if (LETHE_UNLIKELY(--cache->gc_countdown == 0)) ThreadCacheGc(cache);
-      if (LETHE_UNLIKELY(g_options.slop)) RecordSlop(size, kSmallSizes[klass]);
+  if (LETHE_LIKELY(cache != nullptr && size <= kSmallMaxBytes && !SlowAllocations())) {
+    CacheBin& bin = cache->bins[SmallClassOf(size)];
+    uint32_t count = bin.count;
+    if (LETHE_LIKELY(count > 0)) {
+      --count;
+      bin.count = count;
+      if (count < bin.low_water) bin.low_water = static_cast<uint16_t>(count);
+      void* block = bin.slots[count];
+      if (LETHE_UNLIKELY(--cache->allocation_countdown == 0)) {
+        return ThreadCacheGcThenReturn(cache, block);
+      }
       return block;
     }
   } else if (cache != nullptr && size - (kSmallMaxBytes + 1) < kLargeCacheMaxPages * kPageBytes -
                                                                     kSmallMaxBytes &&
-             !FailArmed() && !g_options.slop) {
+             !SlowAllocations()) {
     // A cached large run of the same page count (thread_cache.h); a miss takes the slow path.
     if (void* block = ThreadCacheTakeLarge(cache, static_cast<uint32_t>(PagesFor(size)))) {
       return block;
@@ -61,32 +67,30 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
 
 LETHE_ALWAYS_INLINE void Free(void* pointer) {
   if (pointer == nullptr) return;
-  if (LETHE_UNLIKELY(!IsArenaChunk(pointer))) {
-    FreeNotInChunk(pointer);
-    return;
-  }
+  if (LETHE_UNLIKELY(!IsArenaChunk(pointer))) return FreeNotInChunk(pointer);
   Chunk* chunk = ChunkOf(pointer);
   uint32_t page = PageOf(chunk, pointer);
   uint32_t entry = chunk->map[page];
   ThreadCache* cache = t_cache;
   if (LETHE_LIKELY(MapKind(entry) == PageKind::kSmall && cache != nullptr)) {
     uint32_t klass = MapClass(entry);
-    if (LETHE_UNLIKELY(RegionIndex(RunStart(chunk, page, entry), pointer, klass) < 0)) {
-      InvalidPointer(pointer);
-    }
+    // The run starts MapCount(entry) pages below this page: the offset from the run's start is
+    // the offset within this page plus that many pages (the entry's count field, in place).
+    uint32_t offset = (static_cast<uint32_t>(reinterpret_cast<uintptr_t>(pointer)) &
+                       (kPageBytes - 1)) +
+                      (entry & ~((1u << kMapCountShift) - 1));
+    if (LETHE_UNLIKELY(!IsRegionStart(offset, klass))) InvalidPointer(pointer);
     CacheBin& bin = cache->bins[klass];
-    if (LETHE_UNLIKELY(bin.count == bin.capacity)) {
-      FreeToFullCacheBin(cache, klass, pointer);
-      return;
-    }
+    uint32_t count = bin.count;
+    if (LETHE_UNLIKELY(count == bin.capacity)) return FreeToFullCacheBin(cache, klass, pointer);
 #if LETHE_DEBUG_LEVEL >= 1
-    for (uint32_t i = 0; i < bin.count; ++i) {
+    for (uint32_t i = 0; i < count; ++i) {
       if (bin.slots[i] == pointer) lethe_fatal_pointer("free(): double free ", pointer, "");
     }
 #endif
-    bin.slots[bin.count++] = pointer;
-    ++cache->free_count;
-    if (LETHE_UNLIKELY(--cache->gc_countdown == 0)) ThreadCacheGc(cache);
+    bin.slots[count] = pointer;
+    bin.count = count + 1;
+    if (LETHE_UNLIKELY(--cache->free_countdown == 0)) ThreadCacheGcAfter(cache, false);
     return;
   }
   FreeSlow(pointer, chunk, page, entry);

@@ -67,13 +67,10 @@ inline char* RunStartOf(const RunHeader* run, const SmallClass& layout) {
 
 // The region index of `pointer` in the run at `run_start`, or -1 when it is not a region start.
 inline long RegionIndex(const char* run_start, const void* pointer, uint32_t klass) {
-  const SmallClass& layout = kSmallClasses[klass];
-  auto offset = static_cast<uint64_t>(static_cast<const char*>(pointer) - run_start);
-  uint64_t index = (offset * layout.reciprocal) >> 32;
-  if (index * layout.size_bytes != offset || index >= layout.region_count) return -1;
-  return static_cast<long>(index);
+  auto offset = static_cast<uint32_t>(static_cast<const char*>(pointer) - run_start);
+  uint32_t index = RegionAt(offset, klass);
+  return index < kRegionChecks[klass].region_count ? static_cast<long>(index) : -1;
 }
-
 // Hands out up to `count` regions of `klass` into out[]; returns how many (fewer only when the
 // page heap cannot map a new run).
 uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint32_t count);

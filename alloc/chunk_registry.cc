@@ -1,54 +1,43 @@
-// The radix table of arena chunks (see chunk_registry.h).
+// The bit array of arena chunks (see chunk_registry.h).
 #include "chunk_registry.h"
 
 #include "lethe/check.h"
-#include "os.h"
 
 namespace lethe::internal {
 
-constinit std::atomic<RegistryLeaf*> g_registry_root[size_t{1} << kRegistryRootBits] = {};
+constinit std::atomic<uint64_t> g_chunk_bits[kRegistryWords] = {};
 
 namespace {
-constinit std::atomic<size_t> g_leaf_count{0};
 
-std::atomic<uint8_t>* MarkFor(void* chunk, bool create) {
+inline constexpr size_t kWordsPerPage = kPageBytes / sizeof(uint64_t);
+// One flag per page of g_chunk_bits: set when a chunk in its range was first registered.
+constinit std::atomic<uint8_t> g_page_written[kRegistryWords / kWordsPerPage] = {};
+constinit std::atomic<size_t> g_pages_written{0};
+
+uintptr_t IndexOf(void* chunk) {
   uintptr_t address = reinterpret_cast<uintptr_t>(chunk);
   LETHE_CHECK((address >> kAddressBits) == 0, "chunk above the 47-bit address space");
-  uintptr_t index = address >> kLgChunkBytes;
-  std::atomic<RegistryLeaf*>& slot = g_registry_root[index >> kRegistryLeafBits];
-  RegistryLeaf* leaf = slot.load(std::memory_order_acquire);
-  if (leaf == nullptr) {
-    if (!create) return nullptr;
-    auto* fresh = static_cast<RegistryLeaf*>(OsMap(sizeof(RegistryLeaf), kPageBytes));
-    if (fresh == nullptr) return nullptr;
-    RegistryLeaf* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
-      leaf = fresh;
-      g_leaf_count.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      OsUnmap(fresh, sizeof(RegistryLeaf));
-      leaf = expected;
-    }
-  }
-  return &leaf->marks[index & ((uintptr_t{1} << kRegistryLeafBits) - 1)];
+  return address >> kLgChunkBytes;
 }
 
 }  // namespace
 
 bool RegisterChunk(void* chunk) {
-  std::atomic<uint8_t>* mark = MarkFor(chunk, true);
-  if (mark == nullptr) return false;
-  mark->store(1, std::memory_order_release);
+  uintptr_t index = IndexOf(chunk);
+  if (g_page_written[index / 64 / kWordsPerPage].exchange(1, std::memory_order_relaxed) == 0) {
+    g_pages_written.fetch_add(1, std::memory_order_relaxed);
+  }
+  g_chunk_bits[index / 64].fetch_or(uint64_t{1} << (index % 64), std::memory_order_release);
   return true;
 }
 
 void UnregisterChunk(void* chunk) {
-  std::atomic<uint8_t>* mark = MarkFor(chunk, false);
-  if (mark != nullptr) mark->store(0, std::memory_order_release);
+  uintptr_t index = IndexOf(chunk);
+  g_chunk_bits[index / 64].fetch_and(~(uint64_t{1} << (index % 64)), std::memory_order_release);
 }
 
 size_t RegistryMetadataBytes() {
-  return g_leaf_count.load(std::memory_order_relaxed) * sizeof(RegistryLeaf);
+  return g_pages_written.load(std::memory_order_relaxed) * kPageBytes;
 }
 
 }  // namespace lethe::internal

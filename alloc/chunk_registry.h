@@ -1,14 +1,15 @@
 // chunk_registry.h — which 1 MiB-aligned address ranges are arena chunks of this allocator.
 //
 // free() must tell its own chunks from any other pointer (a stack address, a block from another
-// allocator) before it reads a chunk header, or an invalid free would read unmapped memory. A
-// two-level radix table over the 47-bit user address space answers in two loads: 2^13 root slots
-// (64 KiB of .bss, untouched until used), each pointing to a leaf of 2^14 one-byte marks (16 KiB,
-// mapped on first use and never freed).
+// allocator) before it reads a chunk header, or an invalid free would read unmapped memory. One
+// bit per 1 MiB of the 47-bit user address space answers with one load on free's fast path:
+// 2^27 bits, a 16 MiB array in .bss. Only the pages holding set bits are ever written (a page of
+// bits covers 32 GiB of address space, so a process touches one or two); the rest stay untouched
+// zero pages, mapped by the kernel on read without taking memory.
 //
-// Thread-safety: Register/Unregister under the owning arena's lock (leaves are created with a
-// compare-and-swap); IsChunk from any thread without a lock (a pointer being freed is live, so its
-// chunk's mark cannot change concurrently).
+// Thread-safety: Register/Unregister are atomic read-modify-writes of the chunk's word (two arenas
+// may own neighbouring chunks); IsArenaChunk reads without a lock (a pointer being freed is live,
+// so its chunk's bit cannot change concurrently).
 #ifndef LETHE_ALLOC_CHUNK_REGISTRY_H_
 #define LETHE_ALLOC_CHUNK_REGISTRY_H_
 
@@ -21,31 +22,24 @@
 namespace lethe::internal {
 
 inline constexpr size_t kAddressBits = 47;
-inline constexpr size_t kRegistryLeafBits = 14;
-inline constexpr size_t kRegistryRootBits = kAddressBits - kLgChunkBytes - kRegistryLeafBits;
+inline constexpr size_t kRegistryBits = size_t{1} << (kAddressBits - kLgChunkBytes);
+inline constexpr size_t kRegistryWords = kRegistryBits / 64;
 
-struct RegistryLeaf {
-  std::atomic<uint8_t> marks[size_t{1} << kRegistryLeafBits];
-};
-
-extern constinit std::atomic<RegistryLeaf*> g_registry_root[size_t{1} << kRegistryRootBits];
+extern constinit std::atomic<uint64_t> g_chunk_bits[kRegistryWords];
 
 // True when `pointer` lies in a registered arena chunk.
 inline bool IsArenaChunk(const void* pointer) {
-  uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
-  if ((address >> kAddressBits) != 0) return false;
-  uintptr_t index = address >> kLgChunkBytes;
-  RegistryLeaf* leaf =
-      g_registry_root[index >> kRegistryLeafBits].load(std::memory_order_acquire);
-  if (leaf == nullptr) return false;
-  return leaf->marks[index & ((uintptr_t{1} << kRegistryLeafBits) - 1)].load(
-             std::memory_order_relaxed) != 0;
+  uintptr_t index = reinterpret_cast<uintptr_t>(pointer) >> kLgChunkBytes;
+  if (index >= kRegistryBits) return false;  // kernel or non-canonical address
+  uint64_t word = g_chunk_bits[index / 64].load(std::memory_order_relaxed);
+  return ((word >> (index % 64)) & 1) != 0;
 }
 
-// Marks the chunk at `chunk` (aligned) as ours. false if the leaf could not be mapped.
+// Marks the chunk at `chunk` (aligned, below 2^47) as ours; always true (nothing to map: the
+// bits are static), kept as a bool for the callers' failure path.
 bool RegisterChunk(void* chunk);
 void UnregisterChunk(void* chunk);
-// Bytes of registry leaves mapped (metadata).
+// Bytes of the bit array written so far (metadata): whole pages.
 size_t RegistryMetadataBytes();
 
 }  // namespace lethe::internal

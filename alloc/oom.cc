@@ -22,6 +22,7 @@ LETHE_TLS bool t_in_callback = false;
 }  // namespace
 
 constinit std::atomic<long> g_fail_countdown{0};
+constinit std::atomic<uint32_t> g_slow_allocations{0};
 
 void ReserveInit(size_t bytes) {
   if (bytes == 0) return;
@@ -53,12 +54,22 @@ uint64_t ReserveBytes() { return g_reserve_bytes.load(std::memory_order_relaxed)
 bool FailureInjected() {
   long remaining = g_fail_countdown.load(std::memory_order_relaxed);
   while (LETHE_UNLIKELY(remaining > 0)) {
-    if (g_fail_countdown.compare_exchange_weak(remaining, remaining - 1)) return remaining == 1;
+    if (g_fail_countdown.compare_exchange_weak(remaining, remaining - 1)) {
+      if (remaining != 1) return false;
+      g_slow_allocations.fetch_and(~kSlowForFailAfter);
+      // A SetFailAfter between the exchange and the clear re-arms the flag.
+      if (g_fail_countdown.load() != 0) g_slow_allocations.fetch_or(kSlowForFailAfter);
+      return true;
+    }
   }
   return false;
 }
 
-void SetFailAfter(long n) { g_fail_countdown.store(n > 0 ? n : 0); }
+void SetFailAfter(long n) {
+  g_fail_countdown.store(n > 0 ? n : 0);
+  if (n > 0) g_slow_allocations.fetch_or(kSlowForFailAfter);
+  else g_slow_allocations.fetch_and(~kSlowForFailAfter);
+}
 
 void SetLowMemoryCallback(lethe_low_memory_callback_t callback, void* context) {
   g_callback_context.store(context);

@@ -32,6 +32,12 @@ uint64_t ReserveBytes();
 // down and is true for the one allocation that must fail.
 extern std::atomic<long> g_fail_countdown;
 inline bool FailArmed() { return g_fail_countdown.load(std::memory_order_relaxed) != 0; }
+// Nonzero while every allocation must take the slow path: bit 0 while the fail-after hook is armed
+// (it may stay set a little after the countdown ends: harmless), bit 1 while slop is counted
+// (LETHE_OPTIONS=slop:1). The fast path loads this one word instead of one per reason.
+inline constexpr uint32_t kSlowForFailAfter = 1, kSlowForSlop = 2;
+extern std::atomic<uint32_t> g_slow_allocations;
+inline bool SlowAllocations() { return g_slow_allocations.load(std::memory_order_relaxed) != 0; }
 bool FailureInjected();
 void SetFailAfter(long n);
 

@@ -24,6 +24,7 @@
 #define LETHE_ALLOC_SIZE_CLASSES_H_
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -63,7 +64,6 @@ struct SmallClass {
   // node slots instead (an in-run header never sits at offset 0: region 0 is there).
   uint32_t header_offset = 0;
   uint32_t bitmap_words = 0;
-  uint32_t reciprocal = 0;     // ceil(2^32 / size): offset / size == (offset * reciprocal) >> 32
   constexpr bool header_in_chunk() const { return header_offset == 0; }
 };
 
@@ -86,7 +86,6 @@ constexpr SmallClass LayoutRun(uint32_t size, uint32_t pages, bool allow_chunk =
   }
   layout.region_count = static_cast<uint32_t>(count);
   layout.bitmap_words = static_cast<uint32_t>((count + 63) / 64);
-  layout.reciprocal = static_cast<uint32_t>(((uint64_t{1} << 32) + size - 1) / size);
   return layout;
 }
 
@@ -122,6 +121,47 @@ constexpr std::array<SmallClass, kSmallClassCount> BuildSmallClasses() {
 }
 
 inline constexpr std::array<SmallClass, kSmallClassCount> kSmallClasses = BuildSmallClasses();
+
+// free() must tell a region start from any other address of a run, on its fast path, without a
+// division. A class size s = 2^shift * odd; `inverse` is odd's inverse modulo 2^32. For an offset
+// o into the run (o < 64 KiB), rotr32(o * inverse, shift) is o / s when s divides o (the low
+// `shift` bits are zero and o / 2^shift times the inverse is exact), and otherwise at least
+// 2^32 / s > 2^18 (bits rotated to the top, or the classic divisibility test's remainder range),
+// so one multiply, one rotate and one compare against region_count check both "is a region
+// start" and "is inside the run" (Granlund and Montgomery's exact division by invariants).
+struct RegionCheck {
+  uint32_t inverse;
+  uint16_t shift;
+  uint16_t region_count;
+};
+constexpr uint32_t InverseModulo2To32(uint32_t odd) {
+  uint32_t inverse = odd;  // correct to 3 bits; each Newton step doubles the correct bits
+  for (int step = 0; step < 4; ++step) inverse *= 2 - odd * inverse;
+  return inverse;
+}
+constexpr std::array<RegionCheck, kSmallClassCount> BuildRegionChecks() {
+  std::array<RegionCheck, kSmallClassCount> table{};
+  for (size_t i = 0; i < kSmallClassCount; ++i) {
+    uint32_t size = kSmallSizes[i];
+    uint16_t shift = 0;
+    while (((size >> shift) & 1) == 0) ++shift;
+    table[i] = RegionCheck{InverseModulo2To32(size >> shift), shift,
+                           static_cast<uint16_t>(kSmallClasses[i].region_count)};
+  }
+  return table;
+}
+inline constexpr std::array<RegionCheck, kSmallClassCount> kRegionChecks = BuildRegionChecks();
+static_assert(kMaxRunPages * kPageBytes <= (size_t{1} << 16) && kSmallMaxBytes < (1u << 14),
+              "offsets fit 32 bits and 2^32 / size exceeds every region count");
+// The region index of the byte at `offset` from its run's start, or a value >= the class's
+// region count when no region starts there.
+inline uint32_t RegionAt(uint32_t offset, size_t klass) {
+  const RegionCheck& check = kRegionChecks[klass];
+  return std::rotr(offset * check.inverse, check.shift);
+}
+inline bool IsRegionStart(uint32_t offset, size_t klass) {
+  return RegionAt(offset, klass) < kRegionChecks[klass].region_count;
+}
 
 // Index by (size + 7) / 8 for size <= kSmallMaxBytes.
 inline constexpr size_t kClassLookupEntries = kSmallMaxBytes / 8 + 1;

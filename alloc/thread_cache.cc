@@ -40,14 +40,17 @@ void InitBins(ThreadCache* cache) {
     bin.slots = cursor;
     bin.count = 0;
     bin.low_water = 0;
-    bin.capacity = CacheCapacity(kSmallSizes[klass]);
+    bin.capacity = static_cast<uint16_t>(CacheCapacity(kSmallSizes[klass]));
     cursor += bin.capacity;
   }
   std::memset(cache->large, 0, sizeof(cache->large));
   cache->large_bytes = 0;
   cache->flush_epoch = g_flush_epoch.load(std::memory_order_relaxed);
-  cache->gc_countdown = kGcEvents;
   cache->gc_next_bin = 0;
+  cache->allocation_countdown = kGcEvents;
+  cache->free_countdown = kGcEvents;
+  cache->allocation_rounds = 0;
+  cache->free_rounds = 0;
   cache->allocation_count = 0;
   cache->free_count = 0;
 }
@@ -58,8 +61,8 @@ void Destroy(void* value) {
   t_state = kGone;
   ThreadCacheFlushAll(cache);
   MutexLock lock(&g_registry_lock);
-  g_dead_allocations += cache->allocation_count;
-  g_dead_frees += cache->free_count;
+  g_dead_allocations += CacheAllocations(*cache);
+  g_dead_frees += CacheFrees(*cache);
   if (cache->prev == nullptr) g_live = cache->next; else cache->prev->next = cache->next;
   if (cache->next != nullptr) cache->next->prev = cache->prev;
   cache->next = g_spare;
@@ -118,9 +121,9 @@ void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
   // Fill the bottom so that slots[0] stays the oldest.
   uint32_t got = ArenaAllocateSmall(cache->arena, klass, bin.slots + bin.count, want);
   if (got == 0) return nullptr;
-  bin.count += got;
-  void* block = bin.slots[--bin.count];
-  bin.low_water = bin.count;
+  bin.count = bin.count + got - 1;
+  void* block = bin.slots[bin.count];
+  bin.low_water = static_cast<uint16_t>(bin.count);
   ++cache->allocation_count;
   return block;
 }
@@ -195,8 +198,7 @@ bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages) {
   if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return false;
   bin.slots[bin.count++] = pointer;
   cache->large_bytes += bytes;
-  ++cache->free_count;
-  if (LETHE_UNLIKELY(--cache->gc_countdown == 0)) ThreadCacheGc(cache);
+  if (LETHE_UNLIKELY(--cache->free_countdown == 0)) ThreadCacheGcAfter(cache, false);
   return true;
 }
 
@@ -211,8 +213,29 @@ void ThreadCacheFlushAll(ThreadCache* cache) {
 
 void ThreadCacheRequestFlushAll() { g_flush_epoch.fetch_add(1, std::memory_order_relaxed); }
 
-void ThreadCacheGc(ThreadCache* cache) {
-  cache->gc_countdown = kGcEvents;
+uint64_t CacheAllocations(const ThreadCache& cache) {
+  return Load(cache.allocation_count) + Load(cache.allocation_rounds) * kGcEvents +
+         (kGcEvents - Load(cache.allocation_countdown));
+}
+
+uint64_t CacheFrees(const ThreadCache& cache) {
+  return Load(cache.free_count) + Load(cache.free_rounds) * kGcEvents +
+         (kGcEvents - Load(cache.free_countdown));
+}
+
+void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept {
+  ThreadCacheGcAfter(cache, true);
+  return block;
+}
+
+void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
+  if (allocations) {
+    ++cache->allocation_rounds;
+    cache->allocation_countdown = kGcEvents;
+  } else {
+    ++cache->free_rounds;
+    cache->free_countdown = kGcEvents;
+  }
   if (ThreadCacheFlushAfterPurge(cache)) return;
   uint32_t klass = cache->gc_next_bin;
   cache->gc_next_bin = (klass + 1) % (kSmallClassCount + kLargeCacheBins);
@@ -234,8 +257,8 @@ void ThreadCacheTotals(CacheTotals* totals) {
   totals->free_count = g_dead_frees;
   totals->metadata_bytes = g_cache_count * sizeof(ThreadCache);
   for (ThreadCache* cache = g_live; cache != nullptr; cache = cache->next) {
-    totals->allocation_count += Load(cache->allocation_count);
-    totals->free_count += Load(cache->free_count);
+    totals->allocation_count += CacheAllocations(*cache);
+    totals->free_count += CacheFrees(*cache);
     totals->cached_bytes += Load(cache->large_bytes);
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
       uint32_t count = Load(cache->bins[klass].count);

@@ -4,11 +4,13 @@
 // Who calls it: the owning thread only (allocator.cc), except the statistics, which read the
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
-// Bounds: class size <= 256: 64 regions; <= 1024: 32; <= 4096: 16; larger: 4 (at most 852 KiB
-// per thread when every small bin is full, 1.33 MiB with the large bins below; kThreadCacheMaxBytes
-// states 1.5 MiB, the bound lethe/alloc.h gives for peak_allocated_bytes). A full bin flushes its older half to the owning arenas; an
+// Bounds: class size <= 1024: 64 regions; <= 4096: 16; larger: 4 (at most 1,008.5 KiB per thread
+// when every small bin is full, 1,520.5 KiB with the large bins below; kThreadCacheMaxBytes
+// states 1.5 MiB, the bound lethe/alloc.h gives for peak_allocated_bytes). 64 up to 1 KiB, not
+// 32 above 256 B: with 32, a thread whose sizes spread over 16-512 B refilled or flushed a
+// 257-512 B bin every ~256 operations (lethe-alloc-workload mt 1: 0.4 ns per operation more). A full bin flushes its older half to the owning arenas; an
 // empty one is refilled with half its capacity in one lock acquisition. Every kGcEvents
-// operations one bin (round-robin) gives back half of what stayed unused since its last visit
+// allocations and every kGcEvents frees one bin (round-robin) gives back half of what stayed unused since its last visit
 // (its low-water mark). The whole cache is flushed at thread exit (pthread key destructor) and on
 // lethe_purge(): the calling thread's at once, every other thread's at its next slow-path event
 // (a refill, a full bin or the GC step), since only its owner may touch a cache; a thread that
@@ -44,7 +46,7 @@ namespace lethe::internal {
 inline constexpr size_t kThreadCacheMaxBytes = size_t{3} << 19;  // 1.5 MiB
 
 constexpr uint32_t CacheCapacity(uint32_t size) {
-  return size <= 256 ? 64 : size <= 1024 ? 32 : size <= 4096 ? 16 : 4;
+  return size <= 1024 ? 64 : size <= 4096 ? 16 : 4;
 }
 constexpr size_t TotalCacheSlots() {
   size_t total = 0;
@@ -66,15 +68,18 @@ constexpr size_t TotalCacheBytes() {
 }
 // lethe/alloc.h states this bound for peak_allocated_bytes (cached blocks count as allocated).
 static_assert(TotalCacheBytes() <= kThreadCacheMaxBytes, "the bound lethe/alloc.h states");
+// The GC step runs every kGcEvents allocations and every kGcEvents frees served by the cache
+// (the counters below pace it: no separate countdown on the fast paths).
 inline constexpr uint32_t kGcEvents = 4096;
 
+// 16 bytes, so that the fast paths index bins with a shift.
 struct CacheBin {
-  void** slots;      // slots[0] is the oldest
+  void** slots;        // slots[0] is the oldest
   uint32_t count;
-  uint32_t capacity;
-  uint32_t low_water;  // lowest count since the bin's last GC visit
-  uint32_t padding;
+  uint16_t capacity;
+  uint16_t low_water;  // lowest count since the bin's last GC visit
 };
+static_assert(sizeof(CacheBin) == 16);
 
 struct LargeCacheBin {
   uint32_t count;
@@ -89,10 +94,17 @@ struct ThreadCache {
   Arena* arena;
   ThreadCache* prev;  // registry of live caches
   ThreadCache* next;
-  uint64_t allocation_count;  // written by the owner, read racily by the statistics
+  // Counting without a counter per operation: the fast paths only count down to the next GC
+  // step; each step adds kGcEvents to its rounds. Allocations served = allocation_count (those
+  // counted one by one, on slow paths) + rounds * kGcEvents + (kGcEvents - countdown); frees
+  // alike (CacheAllocations, CacheFrees). Written by the owner, read racily by the statistics.
+  uint32_t allocation_countdown;
+  uint32_t free_countdown;
+  uint64_t allocation_rounds;
+  uint64_t free_rounds;
+  uint64_t allocation_count;
   uint64_t free_count;
   uint64_t flush_epoch;  // the g_flush_epoch this cache has honoured
-  uint32_t gc_countdown;
   uint32_t gc_next_bin;
   void* storage[TotalCacheSlots()];
 };
@@ -114,6 +126,9 @@ void ThreadCacheFlushAll(ThreadCache* cache);
 void ThreadCacheRequestFlushAll();
 // Flushes the whole cache if a purge asked since its last flush; true when it did.
 bool ThreadCacheFlushAfterPurge(ThreadCache* cache);
+// The incremental GC step, when the allocation (or free) countdown reached 0: rearms it, counts
+// the round, then gives back half of one bin's unused regions (round-robin).
+void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept;
 // A cached large run of exactly `pages` pages, or nullptr.
 inline void* ThreadCacheTakeLarge(ThreadCache* cache, uint32_t pages) {
   LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
@@ -121,15 +136,18 @@ inline void* ThreadCacheTakeLarge(ThreadCache* cache, uint32_t pages) {
   void* block = bin.slots[--bin.count];
   if (bin.count < bin.low_water) bin.low_water = bin.count;
   cache->large_bytes -= size_t{pages} << kLgPageBytes;
-  ++cache->allocation_count;
+  ++cache->allocation_count;  // not the countdown: malloc's fast path must not call from here
   return block;
 }
 // Parks the large run `pointer` of `pages` pages (in the cached range); false when the byte budget
 // says it must go to its arena. Aborts on a block already parked here (double free).
 bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages);
 
-// Incremental GC step (called every kGcEvents operations).
-void ThreadCacheGc(ThreadCache* cache);
+// ThreadCacheGcAfter(cache, true), then `block`: lets malloc's fast path end in a tail call.
+void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept;
+// What a cache has served (see ThreadCache); racy reads of another thread's cache are fine.
+uint64_t CacheAllocations(const ThreadCache& cache);
+uint64_t CacheFrees(const ThreadCache& cache);
 // Creates the pthread key whose destructor flushes a cache at thread exit.
 void ThreadCacheInitKey();
 

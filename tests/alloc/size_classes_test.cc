@@ -100,11 +100,14 @@ TEST(SizeClasses, RunLayoutsHoldTheirRegionsAndHeader) {
   EXPECT_EQ(in_chunk, static_cast<int>(kSmallClassCount) - 2) << "all but the 8- and 16-byte runs";
 }
 
-TEST(SizeClasses, ReciprocalDivisionIsExactForEveryOffsetOfARun) {
-  for (const SmallClass& layout : kSmallClasses) {
-    for (uint64_t offset = 0; offset < uint64_t{layout.run_pages} * kPageBytes; ++offset) {
-      ASSERT_EQ((offset * layout.reciprocal) >> 32, offset / layout.size_bytes)
-          << layout.size_bytes << " " << offset;
+TEST(SizeClasses, RegionCheckAcceptsExactlyTheRegionStartsOfARun) {
+  for (size_t klass = 0; klass < kSmallClassCount; ++klass) {
+    const SmallClass& layout = kSmallClasses[klass];
+    for (uint32_t offset = 0; offset < layout.run_pages * kPageBytes; ++offset) {
+      bool start = offset % layout.size_bytes == 0 &&
+                   offset / layout.size_bytes < layout.region_count;
+      ASSERT_EQ(IsRegionStart(offset, klass), start) << layout.size_bytes << " " << offset;
+      if (start) ASSERT_EQ(RegionAt(offset, klass), offset / layout.size_bytes);
     }
   }
 }
