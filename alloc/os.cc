@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -14,6 +16,34 @@ namespace {
 
 constinit std::atomic<long> g_fail_maps{0};
 constinit std::atomic<uint64_t> g_map_calls{0};
+constinit std::atomic<uint64_t> g_purge_calls{0};
+// process_madvise on this process: 0 not tried yet, 1 works, 2 refused (madvise per range).
+constinit std::atomic<int> g_batched_purge{0};
+constinit std::atomic<bool> g_madvise_only{false};
+// PIDFD_SELF_THREAD (linux/pidfd.h): "the calling thread", whose memory is the process's. Not a
+// pidfd_open() descriptor, which a forked child would inherit still naming its parent.
+constexpr int kPidfdSelf = -10000;
+
+// One process_madvise for every range; false (nothing assumed done) when the kernel refuses or
+// does part of it.
+bool PurgeBatched(const iovec* ranges, size_t count) {
+  if (g_madvise_only.load(std::memory_order_relaxed) ||
+      g_batched_purge.load(std::memory_order_relaxed) == 2) {
+    return false;
+  }
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) total += ranges[i].iov_len;
+  long done = syscall(SYS_process_madvise, kPidfdSelf, ranges, count, MADV_DONTNEED, 0u);
+  g_purge_calls.fetch_add(1, std::memory_order_relaxed);
+  if (done >= 0 && static_cast<size_t>(done) == total) {
+    g_batched_purge.store(1, std::memory_order_relaxed);
+    return true;
+  }
+  // Refused (ENOSYS, EINVAL, EBADF, EPERM) or partial: never again in this process; the ranges
+  // are purged one by one (purging a range twice is harmless).
+  g_batched_purge.store(2, std::memory_order_relaxed);
+  return false;
+}
 
 bool InjectFailure() {
   long remaining = g_fail_maps.load(std::memory_order_relaxed);
@@ -55,7 +85,22 @@ void* OsMap(size_t bytes, size_t alignment) {
 
 void OsUnmap(void* address, size_t bytes) { munmap(address, bytes); }
 
-void OsPurge(void* address, size_t bytes) { madvise(address, bytes, MADV_DONTNEED); }
+void OsPurgeBatch::Flush() {
+  if (count_ == 0) return;
+  int saved_errno = errno;
+  if (count_ == 1 || !PurgeBatched(ranges_, count_)) {
+    for (size_t i = 0; i < count_; ++i) madvise(ranges_[i].iov_base, ranges_[i].iov_len, MADV_DONTNEED);
+    g_purge_calls.fetch_add(count_, std::memory_order_relaxed);
+  }
+  count_ = 0;
+  errno = saved_errno;
+}
+
+bool OsPurgeIsBatched() { return g_batched_purge.load(std::memory_order_relaxed) == 1; }
+
+uint64_t OsPurgeCallCount() { return g_purge_calls.load(std::memory_order_relaxed); }
+
+void OsPurgeWithMadviseOnlyForTesting(bool on) { g_madvise_only.store(on); }
 
 void* OsRemap(void* address, size_t old_bytes, size_t new_bytes) {
   if (new_bytes > old_bytes && InjectFailure()) return nullptr;

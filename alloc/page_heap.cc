@@ -113,6 +113,7 @@ void PageHeap::UnmapChunk(Chunk* chunk) {
   --chunk_count_;
   if (retained_ == chunk) retained_ = nullptr;
   UnregisterChunk(chunk);
+  if (purge_batch_ != nullptr) purge_batch_->Flush();
   OsUnmap(chunk, kChunkBytes);
 }
 
@@ -257,12 +258,12 @@ void PageHeap::ShrinkLarge(Chunk* chunk, uint32_t page, uint32_t new_pages, uint
   ReleaseRun(chunk, page + new_pages, old_pages - new_pages, true, now_ns);
 }
 
-void PageHeap::PurgeRun(FreeRunNode* node) {
+void PageHeap::PurgeRun(FreeRunNode* node, OsPurgeBatch* batch) {
   Chunk* chunk = ChunkOf(node);
   uint32_t page = NodePage(chunk, node);
   uint32_t pages = MapCount(chunk->map[page]);
   RemoveFree(chunk, page);
-  OsPurge(PageAddress(chunk, page), size_t{pages} << kLgPageBytes);
+  batch->Add(PageAddress(chunk, page), size_t{pages} << kLgPageBytes);
   purged_pages_total_ += pages;
   uint32_t start = page;
   uint32_t count = pages;
@@ -285,24 +286,38 @@ void PageHeap::PurgeRun(FreeRunNode* node) {
   InsertCoalesced(chunk, start, count, false, 0);
 }
 
+// Each purge collects its runs in one batch, flushed before it returns (the caller still holds
+// the arena's lock, so no run is handed out before its pages are gone).
 size_t PageHeap::PurgeDecayed(uint64_t now_ns, uint64_t decay_ns) {
   size_t before = purged_pages_total_;
+  OsPurgeBatch batch;
+  purge_batch_ = &batch;
   while (lru_head_ != nullptr && now_ns >= decay_ns &&
          lru_head_->dirty_since_ns <= now_ns - decay_ns) {
-    PurgeRun(lru_head_);
+    PurgeRun(lru_head_, &batch);
   }
+  batch.Flush();
+  purge_batch_ = nullptr;
   return purged_pages_total_ - before;
 }
 
 size_t PageHeap::PurgeExcess(size_t max_dirty_pages) {
   size_t before = purged_pages_total_;
-  while (dirty_pages_ > max_dirty_pages && lru_head_ != nullptr) PurgeRun(lru_head_);
+  OsPurgeBatch batch;
+  purge_batch_ = &batch;
+  while (dirty_pages_ > max_dirty_pages && lru_head_ != nullptr) PurgeRun(lru_head_, &batch);
+  batch.Flush();
+  purge_batch_ = nullptr;
   return purged_pages_total_ - before;
 }
 
 size_t PageHeap::PurgeAll() {
   size_t before = purged_pages_total_;
-  while (lru_head_ != nullptr) PurgeRun(lru_head_);
+  OsPurgeBatch batch;
+  purge_batch_ = &batch;
+  while (lru_head_ != nullptr) PurgeRun(lru_head_, &batch);
+  batch.Flush();
+  purge_batch_ = nullptr;
   if (retained_ != nullptr) {
     RemoveFree(retained_, kChunkHeaderPages);
     UnmapChunk(retained_);

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "chunk.h"
+#include "os.h"
 
 namespace lethe::internal {
 
@@ -92,12 +93,16 @@ class PageHeap {
   void ReleaseRun(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t now_ns);
   // Inserts a coalesced free run, or retains/unmaps its chunk when the run is the whole chunk.
   void InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t since_ns);
-  void PurgeRun(FreeRunNode* node);
+  // Takes the run out of the dirty lists as clean and adds its pages to `batch`.
+  void PurgeRun(FreeRunNode* node, OsPurgeBatch* batch);
   void MarkLarge(Chunk* chunk, uint32_t page, uint32_t pages);
 
   void* owner_ = nullptr;
   Chunk* chunks_ = nullptr;
   Chunk* retained_ = nullptr;  // an entirely free chunk kept to avoid map/unmap churn
+  // The batch of the purge in progress, flushed before any chunk is unmapped (a range left in it
+  // could otherwise be purged after its address was mapped again for someone else).
+  OsPurgeBatch* purge_batch_ = nullptr;
   FreeRunNode* lists_[2][kFreeListCount] = {};  // [dirty][pages - 1]
   uint64_t nonempty_[2][kFreeListWords] = {};
   FreeRunNode* lru_head_ = nullptr;  // oldest dirty run

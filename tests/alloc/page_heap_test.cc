@@ -218,6 +218,107 @@ TEST_F(PageHeapTest, PurgedPagesReadAsZero) {
   FreeLarge(guard);
 }
 
+// 40 one-page runs, each between two live guards so that none coalesce, written, freed (dirty).
+struct ScatteredDirtyRuns {
+  static constexpr int kRuns = 40;
+  unsigned char* runs[kRuns];
+  void* guards[kRuns + 1];
+};
+
+TEST_F(PageHeapTest, APurgeOfManyRunsIsOneSystemCallWhereTheKernelTakesABatch) {
+  ScatteredDirtyRuns layout;
+  layout.guards[0] = Large(1);
+  for (int i = 0; i < ScatteredDirtyRuns::kRuns; ++i) {
+    layout.runs[i] = static_cast<unsigned char*>(Large(1));
+    layout.guards[i + 1] = Large(1);
+    std::memset(layout.runs[i], 0x5a, kPageBytes);
+  }
+  for (unsigned char* run : layout.runs) FreeLarge(run);
+  uint64_t calls_before = OsPurgeCallCount();
+  EXPECT_EQ(heap_.PurgeExcess(0), static_cast<size_t>(ScatteredDirtyRuns::kRuns));
+  uint64_t calls = OsPurgeCallCount() - calls_before;
+  // One process_madvise for the 40 ranges (64 fit a batch); one madvise each where refused.
+  RecordProperty("batched", OsPurgeIsBatched() ? "yes" : "no (madvise per range)");
+  EXPECT_EQ(calls, OsPurgeIsBatched() ? 1u : static_cast<uint64_t>(ScatteredDirtyRuns::kRuns));
+  for (unsigned char* run : layout.runs) {  // same addresses again (lowest first), now zero
+    bool zeroed = false;
+    auto* again = static_cast<unsigned char*>(heap_.AllocateLarge(1, &zeroed));
+    ASSERT_EQ(again, run);
+    EXPECT_TRUE(zeroed);
+    EXPECT_EQ(again[0], 0);
+    EXPECT_EQ(again[kPageBytes - 1], 0);
+  }
+  for (unsigned char* run : layout.runs) FreeLarge(run);
+  for (void* guard : layout.guards) FreeLarge(guard);
+}
+
+TEST_F(PageHeapTest, WithoutProcessMadviseEveryRangeIsPurgedByItsOwnCall) {
+  OsPurgeWithMadviseOnlyForTesting(true);
+  ScatteredDirtyRuns layout;
+  layout.guards[0] = Large(1);
+  for (int i = 0; i < ScatteredDirtyRuns::kRuns; ++i) {
+    layout.runs[i] = static_cast<unsigned char*>(Large(1));
+    layout.guards[i + 1] = Large(1);
+    std::memset(layout.runs[i], 0x5a, kPageBytes);
+  }
+  for (unsigned char* run : layout.runs) FreeLarge(run);
+  uint64_t calls_before = OsPurgeCallCount();
+  heap_.PurgeExcess(0);
+  EXPECT_EQ(OsPurgeCallCount() - calls_before, static_cast<uint64_t>(ScatteredDirtyRuns::kRuns));
+  OsPurgeWithMadviseOnlyForTesting(false);
+  for (unsigned char* run : layout.runs) {
+    bool zeroed = false;
+    auto* again = static_cast<unsigned char*>(heap_.AllocateLarge(1, &zeroed));
+    ASSERT_EQ(again, run);
+    EXPECT_EQ(again[0], 0);
+    EXPECT_EQ(again[kPageBytes - 1], 0);
+  }
+  for (unsigned char* run : layout.runs) FreeLarge(run);
+  for (void* guard : layout.guards) FreeLarge(guard);
+}
+
+// A purge whose run completes an empty chunk unmaps that chunk in the middle of the batch: the
+// batch must be flushed first, or its range in that chunk would be purged after the munmap (the
+// kernel then refuses the whole batch, and a real process could have mapped the address again).
+TEST_F(PageHeapTest, APurgeThatUnmapsAChunkFlushesItsBatchFirst) {
+  {  // a batch of two first, so that OsPurgeIsBatched() tells whether this kernel takes batches
+    void* first = Large(1);
+    void* guard = Large(1);
+    void* second = Large(1);
+    FreeLarge(first);
+    FreeLarge(second);
+    heap_.PurgeExcess(0);
+    FreeLarge(guard);
+    heap_.PurgeAll();
+  }
+  void* c = Large(kChunkUsablePages);                                 // chunk C, whole
+  auto* a = static_cast<unsigned char*>(Large(kChunkUsablePages - 1));  // chunk A
+  void* a_tail = Large(1);
+  void* x = Large(kChunkUsablePages - 1);                              // chunk B
+  void* y = Large(1);
+  ASSERT_NE(ChunkOf(c), ChunkOf(a));
+  ASSERT_NE(ChunkOf(a), ChunkOf(x));
+  ASSERT_EQ(ChunkOf(x), ChunkOf(y));
+  FreeLarge(x);
+  heap_.PurgeExcess(0);  // x clean
+  FreeLarge(c);          // C: empty, retained
+  std::memset(a, 0x5a, 2 * kPageBytes);
+  FreeLarge(a);
+  FreeLarge(y);  // y + clean x = all of B once y is purged
+  bool batched_before = OsPurgeIsBatched();
+  heap_.PurgeExcess(0);  // purges C's run, a, then y: B is unmapped (C is the retained one)
+  EXPECT_FALSE(IsArenaChunk(x));
+  EXPECT_TRUE(IsArenaChunk(a));
+  EXPECT_EQ(OsPurgeIsBatched(), batched_before) << "the kernel refused a batch";
+  bool zeroed = false;
+  auto* again = static_cast<unsigned char*>(heap_.AllocateLarge(kChunkUsablePages - 1, &zeroed));
+  ASSERT_EQ(again, a);
+  EXPECT_EQ(again[0], 0);
+  EXPECT_EQ(again[2 * kPageBytes - 1], 0);
+  FreeLarge(again);
+  FreeLarge(a_tail);
+}
+
 TEST_F(PageHeapTest, AnEmptyChunkIsRetainedAndASecondIsUnmapped) {
   void* a = Large(kChunkUsablePages);
   void* b = Large(kChunkUsablePages);
