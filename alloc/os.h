@@ -22,8 +22,9 @@ void OsUnmap(void* address, size_t bytes);
 // as the kernel allows: process_madvise on the calling process takes up to kMaxRanges ranges in one
 // call and flushes the TLB once for all of them, where one madvise per range sends one round of
 // TLB-shootdown interrupts per range to every other CPU running the process (measured: 8x the
-// time for 512 one-page ranges, single-threaded). Kernels or sandboxes that refuse it (older than
-// Linux 6.13 with PIDFD_SELF, seccomp) get one madvise per range, decided once per process.
+// time for 512 one-page ranges, single-threaded). Kernels or sandboxes that refuse it (kernels
+// without PIDFD_SELF or without MADV_DONTNEED in process_madvise, such as Debian 12's 6.1; a
+// seccomp filter) get one madvise per range, decided at the first batch of the process.
 // Until Flush() returns the ranges keep their contents: the caller flushes before another thread
 // may reuse them (before its lock is released) and before it unmaps any of them.
 class OsPurgeBatch {

@@ -18,8 +18,8 @@
 //  5. Freeing coalesces with the left and right neighbours of the same dirtiness, found by reading
 //     the two entries adjacent to the run's ends. O(1).
 //  6. A chunk that becomes entirely free is kept (one per heap) or unmapped.
-//  7. Purging takes dirty runs oldest first from the LRU, madvises them, and coalesces them with
-//     clean neighbours.
+//  7. Purging takes dirty runs oldest first from the LRU, coalesces them with clean neighbours,
+//     and returns their pages in one batch (os.h OsPurgeBatch) before the caller unlocks.
 #ifndef LETHE_ALLOC_PAGE_HEAP_H_
 #define LETHE_ALLOC_PAGE_HEAP_H_
 
