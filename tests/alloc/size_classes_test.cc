@@ -107,7 +107,9 @@ TEST(SizeClasses, RegionCheckAcceptsExactlyTheRegionStartsOfARun) {
       bool start = offset % layout.size_bytes == 0 &&
                    offset / layout.size_bytes < layout.region_count;
       ASSERT_EQ(IsRegionStart(offset, klass), start) << layout.size_bytes << " " << offset;
-      if (start) ASSERT_EQ(RegionAt(offset, klass), offset / layout.size_bytes);
+      if (start) {
+        ASSERT_EQ(RegionAt(offset, klass), offset / layout.size_bytes);
+      }
     }
   }
 }
