@@ -38,6 +38,37 @@ class PageHeapTest : public ::testing::Test {
   }
   static uint32_t Page(void* block) { return PageOf(ChunkOf(block), block); }
 
+  // 40 one-page runs, each between two live guards so that none coalesce, written, freed (dirty).
+  struct ScatteredDirtyRuns {
+    static constexpr int kRuns = 40;
+    unsigned char* runs[kRuns];
+    void* guards[kRuns + 1];
+  };
+  ScatteredDirtyRuns MakeScatteredDirtyRuns() {
+    ScatteredDirtyRuns layout;
+    layout.guards[0] = Large(1);
+    for (int i = 0; i < ScatteredDirtyRuns::kRuns; ++i) {
+      layout.runs[i] = static_cast<unsigned char*>(Large(1));
+      layout.guards[i + 1] = Large(1);
+      std::memset(layout.runs[i], 0x5a, kPageBytes);
+    }
+    for (unsigned char* run : layout.runs) FreeLarge(run);
+    return layout;
+  }
+  // After a purge: the runs come back at the same addresses (lowest first), zeroed; then all go.
+  void ExpectPurgedThenFreeAll(const ScatteredDirtyRuns& layout) {
+    for (unsigned char* run : layout.runs) {
+      bool zeroed = false;
+      auto* again = static_cast<unsigned char*>(heap_.AllocateLarge(1, &zeroed));
+      ASSERT_EQ(again, run);
+      EXPECT_TRUE(zeroed);
+      EXPECT_EQ(again[0], 0);
+      EXPECT_EQ(again[kPageBytes - 1], 0);
+    }
+    for (unsigned char* run : layout.runs) FreeLarge(run);
+    for (void* guard : layout.guards) FreeLarge(guard);
+  }
+
   PageHeap heap_;
   uint64_t now_ = 1000;
 };
@@ -218,63 +249,26 @@ TEST_F(PageHeapTest, PurgedPagesReadAsZero) {
   FreeLarge(guard);
 }
 
-// 40 one-page runs, each between two live guards so that none coalesce, written, freed (dirty).
-struct ScatteredDirtyRuns {
-  static constexpr int kRuns = 40;
-  unsigned char* runs[kRuns];
-  void* guards[kRuns + 1];
-};
 
 TEST_F(PageHeapTest, APurgeOfManyRunsIsOneSystemCallWhereTheKernelTakesABatch) {
-  ScatteredDirtyRuns layout;
-  layout.guards[0] = Large(1);
-  for (int i = 0; i < ScatteredDirtyRuns::kRuns; ++i) {
-    layout.runs[i] = static_cast<unsigned char*>(Large(1));
-    layout.guards[i + 1] = Large(1);
-    std::memset(layout.runs[i], 0x5a, kPageBytes);
-  }
-  for (unsigned char* run : layout.runs) FreeLarge(run);
+  ScatteredDirtyRuns layout = MakeScatteredDirtyRuns();
   uint64_t calls_before = OsPurgeCallCount();
   EXPECT_EQ(heap_.PurgeExcess(0), static_cast<size_t>(ScatteredDirtyRuns::kRuns));
   uint64_t calls = OsPurgeCallCount() - calls_before;
   // One process_madvise for the 40 ranges (64 fit a batch); one madvise each where refused.
   RecordProperty("batched", OsPurgeIsBatched() ? "yes" : "no (madvise per range)");
   EXPECT_EQ(calls, OsPurgeIsBatched() ? 1u : static_cast<uint64_t>(ScatteredDirtyRuns::kRuns));
-  for (unsigned char* run : layout.runs) {  // same addresses again (lowest first), now zero
-    bool zeroed = false;
-    auto* again = static_cast<unsigned char*>(heap_.AllocateLarge(1, &zeroed));
-    ASSERT_EQ(again, run);
-    EXPECT_TRUE(zeroed);
-    EXPECT_EQ(again[0], 0);
-    EXPECT_EQ(again[kPageBytes - 1], 0);
-  }
-  for (unsigned char* run : layout.runs) FreeLarge(run);
-  for (void* guard : layout.guards) FreeLarge(guard);
+  ExpectPurgedThenFreeAll(layout);
 }
 
 TEST_F(PageHeapTest, WithoutProcessMadviseEveryRangeIsPurgedByItsOwnCall) {
   OsPurgeWithMadviseOnlyForTesting(true);
-  ScatteredDirtyRuns layout;
-  layout.guards[0] = Large(1);
-  for (int i = 0; i < ScatteredDirtyRuns::kRuns; ++i) {
-    layout.runs[i] = static_cast<unsigned char*>(Large(1));
-    layout.guards[i + 1] = Large(1);
-    std::memset(layout.runs[i], 0x5a, kPageBytes);
-  }
-  for (unsigned char* run : layout.runs) FreeLarge(run);
+  ScatteredDirtyRuns layout = MakeScatteredDirtyRuns();
   uint64_t calls_before = OsPurgeCallCount();
   heap_.PurgeExcess(0);
   EXPECT_EQ(OsPurgeCallCount() - calls_before, static_cast<uint64_t>(ScatteredDirtyRuns::kRuns));
   OsPurgeWithMadviseOnlyForTesting(false);
-  for (unsigned char* run : layout.runs) {
-    bool zeroed = false;
-    auto* again = static_cast<unsigned char*>(heap_.AllocateLarge(1, &zeroed));
-    ASSERT_EQ(again, run);
-    EXPECT_EQ(again[0], 0);
-    EXPECT_EQ(again[kPageBytes - 1], 0);
-  }
-  for (unsigned char* run : layout.runs) FreeLarge(run);
-  for (void* guard : layout.guards) FreeLarge(guard);
+  ExpectPurgedThenFreeAll(layout);
 }
 
 // A purge whose run completes an empty chunk unmaps that chunk in the middle of the batch: the
