@@ -22,7 +22,9 @@ LETHE_TLS Arena* t_arena = nullptr;
 // the page map cannot tell (it still shows the run as large).
 void AddPendingTail(Arena* arena, void* pointer, uint64_t bytes) {
   for (uint32_t i = 0; i < arena->pending_tail_count; ++i) {
-    if (arena->pending_tails[i] == pointer) lethe_fatal_pointer("free(): double free ", pointer, "");
+    if (arena->pending_tails[i] == pointer) {
+      lethe_fatal_pointer("free(): double free ", pointer, "");
+    }
   }
   arena->pending_since_ns[arena->pending_tail_count] = DecayNowNs();
   arena->pending_tails[arena->pending_tail_count++] = pointer;

@@ -20,15 +20,15 @@
 namespace lethe::internal {
 
 // Large runs of more than 64 KiB (beyond the thread caches) give their pages after the first back
-// to the OS when freed, as glibc's mmap threshold does for 128 KiB blocks but cheaper: the runs wait
-// here (still marked large in the page map, so nobody takes them) until kPendingTailSlots of them
-// or kPendingTailMaxBytes are pending, or the next purge or decay pass; one batch purges all their
-// tails, then they are freed as dirty runs, so that they are reused first. Why: a large block is
-// often written only in part (a buffer reserved for more than it gets, a surface being decoded);
-// placed on recycled pages, its unwritten part is resident all the same, on purged pages it is
-// not. The first page stays resident: it is the one most reuses write. Accounting: such a run
-// counts as dirty (lethe/alloc.h says so) until reused or purged again, which then finds no memory
-// to return and costs no TLB flush.
+// to the OS when freed, as glibc's mmap threshold does for 128 KiB blocks, but cheaper: the runs
+// wait here (still marked large in the page map, so nobody takes them) until kPendingTailSlots of
+// them or kPendingTailMaxBytes are pending, or the next purge or decay pass; one batch purges all
+// their tails, then they are freed as dirty runs, so that they are reused first. Why: a large
+// block is often written only in part (a buffer reserved for more than it gets, a surface being
+// decoded); placed on recycled pages, its unwritten part is resident all the same, on purged
+// pages it is not. The first page stays resident: it is the one most reuses write. Accounting:
+// such a run counts as dirty (lethe/alloc.h says so) until reused or purged again, which then
+// finds no memory to return and costs no TLB flush.
 // lethe-alloc-workload churn (16-96 KiB blocks written in their first 4 KiB): peak RSS 271 ->
 // 243 MB (mimalloc 261), load time +15% (~22,000 more page faults as the pages are reused).
 inline constexpr uint32_t kTailPurgeMinPages = 17;

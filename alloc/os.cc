@@ -89,7 +89,9 @@ void OsPurgeBatch::Flush() {
   if (count_ == 0) return;
   int saved_errno = errno;
   if (count_ == 1 || !PurgeBatched(ranges_, count_)) {
-    for (size_t i = 0; i < count_; ++i) madvise(ranges_[i].iov_base, ranges_[i].iov_len, MADV_DONTNEED);
+    for (size_t i = 0; i < count_; ++i) {
+      madvise(ranges_[i].iov_base, ranges_[i].iov_len, MADV_DONTNEED);
+    }
     g_purge_calls.fetch_add(count_, std::memory_order_relaxed);
   }
   count_ = 0;

@@ -8,14 +8,15 @@
 // when every small bin is full, 1,520.5 KiB with the large bins below; kThreadCacheMaxBytes
 // states 1.5 MiB, the bound lethe/alloc.h gives for peak_allocated_bytes). 64 up to 1 KiB, not
 // 32 above 256 B: with 32, a thread whose sizes spread over 16-512 B refilled or flushed a
-// 257-512 B bin every ~256 operations (lethe-alloc-workload mt 1: 0.4 ns per operation more). A full bin flushes its older half to the owning arenas; an
-// empty one is refilled with half its capacity in one lock acquisition. Every kGcEvents
-// allocations and every kGcEvents frees one bin (round-robin) gives back half of what stayed unused since its last visit
-// (its low-water mark). The whole cache is flushed at thread exit (pthread key destructor) and on
-// lethe_purge(): the calling thread's at once, every other thread's at its next slow-path event
-// (a refill, a full bin or the GC step), since only its owner may touch a cache; a thread that
-// makes no allocator call after the purge keeps its (bounded) cache. A region cached here may come
-// from any arena: a flush returns each region to the arena that owns its chunk.
+// 257-512 B bin every ~256 operations (lethe-alloc-workload mt 1: 0.4 ns per operation more).
+// A full bin flushes its older half to the owning arenas; an empty one is refilled with half its
+// capacity in one lock acquisition. Every kGcEvents allocations and every kGcEvents frees, one bin
+// (round-robin) gives back half of what stayed unused since its last visit (its low-water mark).
+// The whole cache is flushed at thread exit (pthread key destructor) and on lethe_purge(): the
+// calling thread's at once, every other thread's at its next slow-path event (a refill, a full
+// bin or the GC step), since only its owner may touch a cache; a thread that makes no allocator
+// call after the purge keeps its (bounded) cache. A region cached here may come from any arena: a
+// flush returns each region to the arena that owns its chunk.
 //
 // Large blocks of 4..16 pages (16..64 KiB, page-aligned requests) are cached too, by exact page
 // count: at most kLargeCacheSlots per length and kLargeCacheMaxBytes in all. A free that finds its
