@@ -6,7 +6,6 @@
 #include "compiler.h"
 #include "decay.h"
 #include "lethe/check.h"
-#include "os.h"
 #include "stats.h"
 
 namespace lethe::internal {
@@ -17,23 +16,6 @@ constinit unsigned g_arena_count = 1;
 namespace {
 constinit std::atomic<unsigned> g_next_arena{0};
 LETHE_TLS Arena* t_arena = nullptr;
-
-// Parks a freed large run for its tail purge (see arena.h); aborts on one parked already, which
-// the page map cannot tell (it still shows the run as large).
-void AddPendingTail(Arena* arena, void* pointer, uint64_t bytes) {
-  for (uint32_t i = 0; i < arena->pending_tail_count; ++i) {
-    if (arena->pending_tails[i] == pointer) {
-      lethe_fatal_pointer("free(): double free ", pointer, "");
-    }
-  }
-  arena->pending_since_ns[arena->pending_tail_count] = DecayNowNs();
-  arena->pending_tails[arena->pending_tail_count++] = pointer;
-  arena->pending_tail_bytes += bytes;
-  if (arena->pending_tail_count == kPendingTailSlots ||
-      arena->pending_tail_bytes >= kPendingTailMaxBytes) {
-    ArenaFlushPendingTails(arena);
-  }
-}
 }  // namespace
 
 void ArenasInit(unsigned count) {
@@ -94,41 +76,12 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
     if (MapKind(current) != PageKind::kLargeHead) {
       lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
     }
-    uint64_t bytes = uint64_t{MapCount(current)} << kLgPageBytes;
-    arena->large_bytes_out -= bytes;
-    SubtractHeldBytes(bytes);
+    arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
+    SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
     ++arena->large_frees;
-    if (MapCount(current) >= kTailPurgeMinPages) {
-      AddPendingTail(arena, pointer, bytes);
-    } else {
-      arena->heap.FreeLarge(chunk, page, DecayNowNs());
-    }
+    arena->heap.FreeLarge(chunk, page, DecayNowNs());
   }
   ArenaAfterRelease(arena);
-}
-
-void ArenaFlushPendingTails(Arena* arena) {
-  if (arena->pending_tail_count == 0) return;
-  {
-    OsPurgeBatch batch;
-    for (uint32_t i = 0; i < arena->pending_tail_count; ++i) {
-      auto* run = static_cast<char*>(arena->pending_tails[i]);
-      Chunk* chunk = ChunkOf(run);
-      uint32_t pages = MapCount(chunk->map[PageOf(chunk, run)]);
-      batch.Add(run + kPageBytes, size_t{pages - 1} << kLgPageBytes);
-    }
-  }  // purged before any of them is freed (a free may unmap a chunk)
-  for (uint32_t i = 0; i < arena->pending_tail_count; ++i) {
-    Chunk* chunk = ChunkOf(arena->pending_tails[i]);
-    // Dirty since it was freed, not since now (decay must not wait longer for having waited
-    // here), but not older than the dirty LRU's newest run: it joins the LRU at its tail.
-    uint64_t since = arena->pending_since_ns[i];
-    uint64_t newest = arena->heap.NewestDirtyNs();
-    arena->heap.FreeLarge(chunk, PageOf(chunk, arena->pending_tails[i]),
-                          newest != UINT64_MAX && newest > since ? newest : since);
-  }
-  arena->pending_tail_count = 0;
-  arena->pending_tail_bytes = 0;
 }
 
 void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
@@ -183,8 +136,7 @@ bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t
 void ArenaAfterRelease(Arena* arena) {
   PageHeap& heap = arena->heap;
   size_t dirty = heap.dirty_pages();
-  // Runs waiting for their tail purge need a pass too: the decay drivers below flush them.
-  if (dirty == 0 && arena->pending_tail_count == 0) return;
+  if (dirty == 0) return;
   size_t limit = heap.active_pages() * g_options.dirty_percent / 100;
   if (limit < kDirtyFloorPages) limit = kDirtyFloorPages;
   // Purge down to half the limit, so that a steady alloc/free pattern at the limit does not make

@@ -19,22 +19,6 @@
 
 namespace lethe::internal {
 
-// Large runs of more than 64 KiB (beyond the thread caches) give their pages after the first back
-// to the OS when freed, as glibc's mmap threshold does for 128 KiB blocks, but cheaper: the runs
-// wait here (still marked large in the page map, so nobody takes them) until kPendingTailSlots of
-// them or kPendingTailMaxBytes are pending, or the next purge or decay pass; one batch purges all
-// their tails, then they are freed as dirty runs, so that they are reused first. Why: a large
-// block is often written only in part (a buffer reserved for more than it gets, a surface being
-// decoded); placed on recycled pages, its unwritten part is resident all the same, on purged
-// pages it is not. The first page stays resident: it is the one most reuses write. Accounting:
-// such a run counts as dirty (lethe/alloc.h says so) until reused or purged again, which then
-// finds no memory to return and costs no TLB flush.
-// lethe-alloc-workload churn (16-96 KiB blocks written in their first 4 KiB): peak RSS 271 ->
-// 243 MB (mimalloc 261), load time +15% (~22,000 more page faults as the pages are reused).
-inline constexpr uint32_t kTailPurgeMinPages = 17;
-inline constexpr uint32_t kPendingTailSlots = 16;
-inline constexpr uint64_t kPendingTailMaxBytes = uint64_t{4} << 20;
-
 struct Arena {
   Mutex lock;
   PageHeap heap;
@@ -44,10 +28,6 @@ struct Arena {
   uint64_t large_allocations = 0; // cumulative
   uint64_t large_frees = 0;
   uint64_t last_decay_ns = 0;     // last opportunistic decay check
-  void* pending_tails[kPendingTailSlots] = {};  // freed large runs waiting for their tail purge
-  uint64_t pending_since_ns[kPendingTailSlots] = {};  // when each was freed (its decay clock)
-  uint32_t pending_tail_count = 0;
-  uint64_t pending_tail_bytes = 0;  // their whole size (active in the page heap, not allocated)
 };
 
 // Dirty pages an arena may always keep, whatever its active size (2 MiB).
@@ -76,9 +56,6 @@ void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count);
 void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count);
 // Large realloc in place: true when the run at `page` now has `new_pages` pages.
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages);
-
-// Under the arena's lock: purges the tails of the pending large runs (one batch) and frees them.
-void ArenaFlushPendingTails(Arena* arena);
 
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
 // pages, at least kDirtyFloorPages allowed; purging down to half of it) and, without a background thread, decays.

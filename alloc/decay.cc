@@ -40,7 +40,6 @@ uint64_t PurgePass() {
   for (unsigned i = 0; i < g_arena_count; ++i) {
     Arena& arena = g_arenas[i];
     MutexLock lock(&arena.lock);
-    ArenaFlushPendingTails(&arena);
     arena.heap.PurgeDecayed(DecayNowNs(), decay_ns);
     uint64_t oldest = arena.heap.OldestDirtyNs();
     if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
@@ -127,7 +126,6 @@ void DecayAfterRelease(Arena* arena) {
   uint64_t decay_ns = DecayNs();
   if (now - arena->last_decay_ns >= decay_ns / 8) {
     arena->last_decay_ns = now;
-    ArenaFlushPendingTails(arena);
     arena->heap.PurgeDecayed(now, decay_ns);
   }
 }
@@ -164,7 +162,6 @@ void DecayTick(uint64_t now_ns) {
   uint64_t decay_ns = DecayNs();
   for (unsigned i = 0; i < g_arena_count; ++i) {
     MutexLock lock(&g_arenas[i].lock);
-    ArenaFlushPendingTails(&g_arenas[i]);
     g_arenas[i].heap.PurgeDecayed(now_ns, decay_ns);
   }
   HugeCachePurge(now_ns, decay_ns);
@@ -173,7 +170,6 @@ void DecayTick(uint64_t now_ns) {
 void PurgeAllArenas() {
   for (unsigned i = 0; i < g_arena_count; ++i) {
     MutexLock lock(&g_arenas[i].lock);
-    ArenaFlushPendingTails(&g_arenas[i]);
     g_arenas[i].heap.PurgeAll();
   }
   HugeCachePurge(UINT64_MAX, 0);

@@ -329,10 +329,6 @@ uint64_t PageHeap::OldestDirtyNs() const {
   return lru_head_ == nullptr ? UINT64_MAX : lru_head_->dirty_since_ns;
 }
 
-uint64_t PageHeap::NewestDirtyNs() const {
-  return lru_tail_ == nullptr ? UINT64_MAX : lru_tail_->dirty_since_ns;
-}
-
 size_t PageHeap::largest_free_run() const {
   size_t largest = 0;
   for (int dirty = 0; dirty < 2; ++dirty) {

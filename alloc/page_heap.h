@@ -64,8 +64,6 @@ class PageHeap {
   size_t PurgeAll();
   // When the oldest dirty run became dirty; UINT64_MAX when there is none.
   uint64_t OldestDirtyNs() const;
-  // When the newest dirty run became dirty (the LRU's tail); UINT64_MAX when there is none.
-  uint64_t NewestDirtyNs() const;
 
   size_t active_pages() const { return active_pages_; }
   size_t dirty_pages() const { return dirty_pages_; }

@@ -80,10 +80,8 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes) {
     large_out += arena.large_bytes_out;
     arena_allocations += arena.large_allocations;
     arena_frees += arena.large_frees;
-    // Runs waiting for their tail purge (arena.h) are freed: dirty, not active.
-    uint64_t pending_pages = arena.pending_tail_bytes / kPageBytes;
-    active_pages += arena.heap.active_pages() - pending_pages;
-    dirty_pages += arena.heap.dirty_pages() + pending_pages;
+    active_pages += arena.heap.active_pages();
+    dirty_pages += arena.heap.dirty_pages();
     chunks += arena.heap.chunk_count();
     purged_pages += arena.heap.purged_pages_total();
   }

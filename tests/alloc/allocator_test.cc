@@ -4,15 +4,11 @@
 
 #include <errno.h>
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <random>
 #include <vector>
 
-#include "arena.h"
 #include "huge.h"
 #include "lethe/alloc.h"
 #include "os.h"
@@ -29,7 +25,6 @@ TEST(Allocator, LargeReallocGrowsAndShrinksInPlace) {
   // Make sure the pages after the block are free: allocate and free a neighbour.
   void* neighbour = lethe_malloc(200 * 1024);
   lethe_free(neighbour);
-  lethe_purge();  // a freed run over 64 KiB waits for its tail purge (arena.h): free it now
   std::memset(block, 0x77, 20 * 1024);
   Chunk* chunk = ChunkOf(block);
   uint32_t page = PageOf(chunk, block);
@@ -205,68 +200,6 @@ TEST(Allocator, MappingFailureRunsTheLowMemoryCallbackThenFails) {
   lethe_set_low_memory_callback(nullptr, nullptr);
 }
 
-// arena.h: a freed large block over 64 KiB gives back every page but its first, in batches of
-// kPendingTailSlots blocks, and counts as dirty (not active) meanwhile. Runs in a child on the
-// caller's clock (lethe_decay_tick), so that no purge-thread pass ends a batch early.
-int GiveBackTailsInChild() {
-  constexpr size_t kBytes = 128 * 1024;
-  constexpr size_t kPages = kBytes / kPageBytes;
-  lethe_decay_tick(OsNowNs());
-  lethe_purge();  // no run left waiting: the 16th free below ends a batch
-  void* keep = lethe_malloc(kBytes);  // keeps the chunk mapped
-  // Without a purge thread, the first release at a new time runs a decay pass, which ends any
-  // batch: let it run now, on a block of its own.
-  lethe_free(lethe_malloc(kBytes));
-  std::vector<unsigned char*> blocks;
-  for (uint32_t i = 0; i < kPendingTailSlots; ++i) {
-    blocks.push_back(static_cast<unsigned char*>(lethe_malloc(kBytes)));
-    if (blocks.back() == nullptr) return 2;
-    std::memset(blocks.back(), 0x3c, kBytes);
-  }
-  lethe_stats_t before, waiting, after;
-  lethe_stats(&before);
-  for (uint32_t i = 0; i + 1 < kPendingTailSlots; ++i) lethe_free(blocks[i]);
-  lethe_stats(&waiting);
-  unsigned char residency[kPages];
-  if (mincore(blocks[0], kBytes, residency) != 0) return 3;
-  for (size_t page = 0; page < kPages; ++page) {
-    if ((residency[page] & 1) == 0) return 4;  // waiting: not purged yet
-  }
-  if (waiting.dirty_bytes < before.dirty_bytes + (kPendingTailSlots - 1) * kBytes) return 5;
-  lethe_free(blocks.back());  // the batch: one purge for all 16 tails
-  lethe_stats(&after);
-  for (unsigned char* block : blocks) {
-    if (mincore(block, kBytes, residency) != 0) return 6;
-    if ((residency[0] & 1) == 0) return 7;  // the first page stays
-    for (size_t page = 1; page < kPages; ++page) {
-      if ((residency[page] & 1) != 0) return 8;
-    }
-  }
-  if (after.dirty_bytes < before.dirty_bytes + kPendingTailSlots * kBytes) return 9;
-  if (after.active_bytes + kPendingTailSlots * kBytes > before.active_bytes) return 10;
-  ValidateHeap();
-  // Reused first (dirty), they read as calloc promises.
-  auto* again = static_cast<unsigned char*>(lethe_calloc(1, kBytes));
-  if (again == nullptr) return 11;
-  for (size_t i = 0; i < kBytes; ++i) {
-    if (again[i] != 0) return 12;
-  }
-  lethe_free(again);
-  lethe_free(keep);
-  ValidateHeap();
-  return 0;
-}
-
-TEST(Allocator, LargeBlocksOver64KiBGiveBackAllButTheirFirstPageWhenFreed) {
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) _exit(GiveBackTailsInChild());
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the return codes of GiveBackTailsInChild";
-}
-
 TEST(Allocator, RandomWorkKeepsEveryInvariant) {
   std::mt19937 random(42);
   std::vector<std::pair<unsigned char*, size_t>> live;
@@ -379,18 +312,6 @@ TEST(AllocatorDeathTest, DoubleFreeOfALargeBlockAborts) {
         lethe_free(keep);
       },
       "lethe: free\\(\\): invalid pointer");
-}
-
-TEST(AllocatorDeathTest, DoubleFreeOfALargeBlockWaitingForItsTailPurgeAborts) {
-  EXPECT_DEATH(
-      {
-        void* keep = lethe_malloc(200 * 1024);
-        void* block = lethe_malloc(200 * 1024);  // > 64 KiB: parked for its tail purge when freed
-        lethe_free(block);
-        lethe_free(block);  // "double free" while parked; "invalid pointer" if a pass freed it
-        lethe_free(keep);
-      },
-      "lethe: free\\(\\): (double free|invalid pointer)");
 }
 
 TEST(AllocatorDeathTest, DoubleFreeOfAHugeBlockAborts) {
