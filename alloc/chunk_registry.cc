@@ -22,13 +22,12 @@ uintptr_t IndexOf(void* chunk) {
 
 }  // namespace
 
-bool RegisterChunk(void* chunk) {
+void RegisterChunk(void* chunk) {
   uintptr_t index = IndexOf(chunk);
   if (g_page_written[index / 64 / kWordsPerPage].exchange(1, std::memory_order_relaxed) == 0) {
     g_pages_written.fetch_add(1, std::memory_order_relaxed);
   }
   g_chunk_bits[index / 64].fetch_or(uint64_t{1} << (index % 64), std::memory_order_release);
-  return true;
 }
 
 void UnregisterChunk(void* chunk) {

@@ -35,9 +35,8 @@ inline bool IsArenaChunk(const void* pointer) {
   return ((word >> (index % 64)) & 1) != 0;
 }
 
-// Marks the chunk at `chunk` (aligned, below 2^47) as ours; always true (nothing to map: the
-// bits are static), kept as a bool for the callers' failure path.
-bool RegisterChunk(void* chunk);
+// Marks the chunk at `chunk` (aligned, below 2^47) as ours. Cannot fail: the bits are static.
+void RegisterChunk(void* chunk);
 void UnregisterChunk(void* chunk);
 // Bytes of the bit array written so far (metadata): whole pages.
 size_t RegistryMetadataBytes();

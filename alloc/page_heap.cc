@@ -92,10 +92,7 @@ Chunk* PageHeap::NewChunk() {
   void* memory = OsMap(kChunkBytes, kChunkBytes);
   if (memory == nullptr) memory = ReserveTakeChunk();
   if (memory == nullptr) return nullptr;
-  if (!RegisterChunk(memory)) {
-    OsUnmap(memory, kChunkBytes);
-    return nullptr;
-  }
+  RegisterChunk(memory);
   auto* chunk = static_cast<Chunk*>(memory);  // zero-filled: header map entries read kFree/0
   chunk->heap = this;
   chunk->prev = nullptr;
