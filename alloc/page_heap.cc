@@ -283,43 +283,33 @@ void PageHeap::PurgeRun(FreeRunNode* node, OsPurgeBatch* batch) {
   InsertCoalesced(chunk, start, count, false, 0);
 }
 
-// Each purge collects its runs in one batch, flushed before it returns (the caller still holds
-// the arena's lock, so no run is handed out before its pages are gone).
-size_t PageHeap::PurgeDecayed(uint64_t now_ns, uint64_t decay_ns) {
+template <typename KeepGoing>
+size_t PageHeap::PurgeOldestWhile(KeepGoing keep_going) {
   size_t before = purged_pages_total_;
   OsPurgeBatch batch;
   purge_batch_ = &batch;
-  while (lru_head_ != nullptr && now_ns >= decay_ns &&
-         lru_head_->dirty_since_ns <= now_ns - decay_ns) {
-    PurgeRun(lru_head_, &batch);
-  }
+  while (lru_head_ != nullptr && keep_going()) PurgeRun(lru_head_, &batch);
   batch.Flush();
   purge_batch_ = nullptr;
   return purged_pages_total_ - before;
+}
+
+size_t PageHeap::PurgeDecayed(uint64_t now_ns, uint64_t decay_ns) {
+  return PurgeOldestWhile(
+      [&] { return now_ns >= decay_ns && lru_head_->dirty_since_ns <= now_ns - decay_ns; });
 }
 
 size_t PageHeap::PurgeExcess(size_t max_dirty_pages) {
-  size_t before = purged_pages_total_;
-  OsPurgeBatch batch;
-  purge_batch_ = &batch;
-  while (dirty_pages_ > max_dirty_pages && lru_head_ != nullptr) PurgeRun(lru_head_, &batch);
-  batch.Flush();
-  purge_batch_ = nullptr;
-  return purged_pages_total_ - before;
+  return PurgeOldestWhile([&] { return dirty_pages_ > max_dirty_pages; });
 }
 
 size_t PageHeap::PurgeAll() {
-  size_t before = purged_pages_total_;
-  OsPurgeBatch batch;
-  purge_batch_ = &batch;
-  while (lru_head_ != nullptr) PurgeRun(lru_head_, &batch);
-  batch.Flush();
-  purge_batch_ = nullptr;
+  size_t purged = PurgeOldestWhile([] { return true; });
   if (retained_ != nullptr) {
     RemoveFree(retained_, kChunkHeaderPages);
     UnmapChunk(retained_);
   }
-  return purged_pages_total_ - before;
+  return purged;
 }
 
 uint64_t PageHeap::OldestDirtyNs() const {

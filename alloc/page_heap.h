@@ -95,6 +95,11 @@ class PageHeap {
   void InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t since_ns);
   // Takes the run out of the dirty lists as clean and adds its pages to `batch`.
   void PurgeRun(FreeRunNode* node, OsPurgeBatch* batch);
+  // Purges the oldest dirty runs while keep_going() holds, in one batch flushed before it returns
+  // (the caller still holds the arena's lock: no run is handed out before its pages are gone).
+  // Returns the pages purged.
+  template <typename KeepGoing>
+  size_t PurgeOldestWhile(KeepGoing keep_going);
   void MarkLarge(Chunk* chunk, uint32_t page, uint32_t pages);
 
   void* owner_ = nullptr;
