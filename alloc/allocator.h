@@ -37,7 +37,7 @@ void RecordSlop(size_t requested, size_t usable);
 
 // The fast paths below keep to what every call must do: one TLS load, one flag load (fail-after
 // or slop counting send every allocation to the slow path), the bin, and one countdown that paces
-// the GC step and, with the rounds it counts, gives the statistics their operation counts. They
+// the GC step and, with what each step adds to the counts, gives the statistics theirs. They
 // call nothing but in tail position, so they need no stack frame.
 LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   ThreadCache* cache = t_cache;

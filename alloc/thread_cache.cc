@@ -49,8 +49,6 @@ void InitBins(ThreadCache* cache) {
   cache->gc_next_bin = 0;
   cache->allocation_countdown = kGcEvents;
   cache->free_countdown = kGcEvents;
-  cache->allocation_rounds = 0;
-  cache->free_rounds = 0;
   cache->allocation_count = 0;
   cache->free_count = 0;
 }
@@ -214,13 +212,11 @@ void ThreadCacheFlushAll(ThreadCache* cache) {
 void ThreadCacheRequestFlushAll() { g_flush_epoch.fetch_add(1, std::memory_order_relaxed); }
 
 uint64_t CacheAllocations(const ThreadCache& cache) {
-  return Load(cache.allocation_count) + Load(cache.allocation_rounds) * kGcEvents +
-         (kGcEvents - Load(cache.allocation_countdown));
+  return Load(cache.allocation_count) + (kGcEvents - Load(cache.allocation_countdown));
 }
 
 uint64_t CacheFrees(const ThreadCache& cache) {
-  return Load(cache.free_count) + Load(cache.free_rounds) * kGcEvents +
-         (kGcEvents - Load(cache.free_countdown));
+  return Load(cache.free_count) + (kGcEvents - Load(cache.free_countdown));
 }
 
 void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept {
@@ -230,10 +226,10 @@ void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept {
 
 void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
   if (allocations) {
-    ++cache->allocation_rounds;
+    cache->allocation_count += kGcEvents;
     cache->allocation_countdown = kGcEvents;
   } else {
-    ++cache->free_rounds;
+    cache->free_count += kGcEvents;
     cache->free_countdown = kGcEvents;
   }
   if (ThreadCacheFlushAfterPurge(cache)) return;

@@ -96,13 +96,12 @@ struct ThreadCache {
   ThreadCache* prev;  // registry of live caches
   ThreadCache* next;
   // Counting without a counter per operation: the fast paths only count down to the next GC
-  // step; each step adds kGcEvents to its rounds. Allocations served = allocation_count (those
-  // counted one by one, on slow paths) + rounds * kGcEvents + (kGcEvents - countdown); frees
-  // alike (CacheAllocations, CacheFrees). Written by the owner, read racily by the statistics.
+  // step, which adds the kGcEvents operations it closes to the count. Allocations served =
+  // allocation_count (slow-path ones, and every finished countdown) + (kGcEvents - countdown);
+  // frees alike (CacheAllocations, CacheFrees). Written by the owner, read racily by the
+  // statistics.
   uint32_t allocation_countdown;
   uint32_t free_countdown;
-  uint64_t allocation_rounds;
-  uint64_t free_rounds;
   uint64_t allocation_count;
   uint64_t free_count;
   uint64_t flush_epoch;  // the g_flush_epoch this cache has honoured

@@ -135,6 +135,19 @@ TEST(Allocator, StatisticsAddUp) {
   free(text);
 }
 
+// The thread cache counts its fast-path operations with the GC countdowns (thread_cache.h): the
+// counts stay exact across many GC steps.
+TEST(Allocator, OperationCountsStayExactAcrossThreadCacheGcSteps) {
+  constexpr uint64_t kPairs = 5 * kGcEvents + 123;
+  lethe_stats_t before;
+  lethe_stats(&before);
+  for (uint64_t i = 0; i < kPairs; ++i) lethe_free(lethe_malloc(48));
+  lethe_stats_t after;
+  lethe_stats(&after);
+  EXPECT_EQ(after.allocation_count - before.allocation_count, kPairs);
+  EXPECT_EQ(after.free_count - before.free_count, kPairs);
+}
+
 TEST(Allocator, FailAfterAlsoFailsTheCachedFastPath) {
   void* warm = lethe_malloc(32);
   lethe_free(warm);  // now a cached region is waiting
