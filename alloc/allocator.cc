@@ -200,7 +200,7 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
       InvalidPointer(pointer);
     }
     CountUncachedFree();
-  } else if (kind != PageKind::kLargeHead || page < kChunkHeaderPages ||
+  } else if (!MapLiveLargeHead(entry) || page < kChunkHeaderPages ||
              PageAddress(chunk, page) != pointer) {
     InvalidPointer(pointer);
   } else if (ThreadCache* cache = t_cache;
@@ -239,7 +239,7 @@ size_t UsableSize(const void* pointer) {
       RegionIndex(RunStart(chunk, page, entry), pointer, MapClass(entry)) >= 0) {
     return kSmallSizes[MapClass(entry)];
   }
-  if (MapKind(entry) == PageKind::kLargeHead && page >= kChunkHeaderPages &&
+  if (MapLiveLargeHead(entry) && page >= kChunkHeaderPages &&
       PageAddress(chunk, page) == pointer) {
     return size_t{MapCount(entry)} << kLgPageBytes;
   }

@@ -71,9 +71,10 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
             DecayNowNs());
     SubtractHeldBytes(kSmallSizes[MapClass(entry)]);
   } else {
-    // Re-read under the lock: a racing double free of the same large block must see kFree here.
+    // Re-read under the lock: a racing double free of the same large block must see a free or
+    // parked run here.
     uint32_t current = chunk->map[page];
-    if (MapKind(current) != PageKind::kLargeHead) {
+    if (!MapLiveLargeHead(current)) {
       lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
     }
     arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;

@@ -14,7 +14,9 @@
 //
 //  kind  00 kFree           page of a free run. count = run length in pages, valid at the first
 //                           and last page of the run only (the interior is never read).
-//        01 kLargeHead      first page of a large run; count = its length in pages.
+//        01 kLargeHead      first page of a large run; count = its length in pages. Class bit 0
+//                           (P, kMapParked) set: the run is parked (freed, kept whole for a
+//                           request of its exact length, page_heap.h step 8), not live.
 //        10 kLargeInterior  other pages of a large run; count = distance to the head.
 //        11 kSmall          page of a small-object run; class = its size class, count = distance
 //                           to the run's first page (a run has at most 16 pages).
@@ -25,6 +27,7 @@
 //
 //  Examples (pages 3..10 of a chunk):
 //    large run of 3 pages    |H 3|I 1|I 2|
+//    parked run of 4 pages   |H 4 P|I 1|I 2|I 3|
 //    small run, class 13, 2p |S13 0|S13 1|
 //    free dirty run of 3     |F 3 D| ? |F 3 D|     (? = stale, never read)
 //
@@ -32,6 +35,7 @@
 //  - pages [0, kChunkHeaderPages) are the header; the rest is tiled by runs, no gaps;
 //  - no two free runs of the same dirtiness are adjacent (they would have been coalesced);
 //  - every free run is in exactly one size list of its dirtiness, dirty ones also in the LRU;
+//  - every parked run is in the parked list of its length and in the LRU, counted as dirty;
 //  - an allocated run's pages all carry its kind (so a free() of a page inside a free run or of
 //    a large run's interior finds a non-head entry and is rejected).
 #ifndef LETHE_ALLOC_CHUNK_H_
@@ -54,7 +58,16 @@ inline constexpr uint32_t kMapZeroed = 1u << 3;
 inline constexpr uint32_t kMapClassShift = 4;
 inline constexpr uint32_t kMapCountShift = 12;
 
+inline constexpr uint32_t kMapParked = 1u << kMapClassShift;  // large heads only
+
 constexpr PageKind MapKind(uint32_t entry) { return static_cast<PageKind>(entry & kMapKindMask); }
+// The head of a live large block: kLargeHead with no flag (a parked head is freed memory).
+constexpr bool MapLiveLargeHead(uint32_t entry) {
+  return (entry & ((1u << kMapCountShift) - 1)) == static_cast<uint32_t>(PageKind::kLargeHead);
+}
+constexpr bool MapParked(uint32_t entry) {
+  return MapKind(entry) == PageKind::kLargeHead && (entry & kMapParked) != 0;
+}
 constexpr uint32_t MapCount(uint32_t entry) { return entry >> kMapCountShift; }
 constexpr uint32_t MapClass(uint32_t entry) { return (entry >> kMapClassShift) & 0xff; }
 constexpr bool MapDirty(uint32_t entry) { return (entry & kMapDirty) != 0; }

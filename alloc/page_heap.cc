@@ -56,13 +56,24 @@ void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirt
   }
   if (!dirty) return;
   dirty_pages_ += pages;
+  LruInsert(node, since_ns, lru_after);
+}
+
+void PageHeap::LruInsert(FreeRunNode* node, uint64_t since_ns, FreeRunNode* after) {
   node->dirty_since_ns = since_ns;
-  if (lru_after == kLruTail) lru_after = lru_tail_;
-  FreeRunNode* next = lru_after == nullptr ? lru_head_ : lru_after->dirty_next;
-  node->dirty_prev = lru_after;
+  if (after == kLruTail) after = lru_tail_;
+  FreeRunNode* next = after == nullptr ? lru_head_ : after->dirty_next;
+  node->dirty_prev = after;
   node->dirty_next = next;
-  if (lru_after == nullptr) lru_head_ = node; else lru_after->dirty_next = node;
+  if (after == nullptr) lru_head_ = node; else after->dirty_next = node;
   if (next == nullptr) lru_tail_ = node; else next->dirty_prev = node;
+}
+
+FreeRunNode* PageHeap::LruRemove(FreeRunNode* node) {
+  FreeRunNode* prev = node->dirty_prev;
+  if (prev == nullptr) lru_head_ = node->dirty_next; else prev->dirty_next = node->dirty_next;
+  if (node->dirty_next == nullptr) lru_tail_ = prev; else node->dirty_next->dirty_prev = prev;
+  return prev;
 }
 
 FreeRunNode* PageHeap::RemoveFree(Chunk* chunk, uint32_t page) {
@@ -82,10 +93,70 @@ FreeRunNode* PageHeap::RemoveFree(Chunk* chunk, uint32_t page) {
   }
   if (!dirty) return kLruTail;
   dirty_pages_ -= pages;
-  FreeRunNode* prev = node->dirty_prev;
-  if (prev == nullptr) lru_head_ = node->dirty_next; else prev->dirty_next = node->dirty_next;
-  if (node->dirty_next == nullptr) lru_tail_ = prev; else node->dirty_next->dirty_prev = prev;
-  return prev;
+  return LruRemove(node);
+}
+
+bool PageHeap::Park(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns) {
+  if (pages < kParkMinPages || pages > kParkMaxPages) return false;
+  uint32_t length = pages - kParkMinPages;
+  if (parked_count_[length] == kParkPerLength) {
+    // The oldest of this length (the list's tail) makes room: coalesced like any freed run.
+    FreeRunNode* oldest = parked_[length]->size_prev;
+    Chunk* oldest_chunk = ChunkOf(oldest);
+    uint32_t oldest_page = NodePage(oldest_chunk, oldest);
+    Unpark(oldest_chunk, oldest_page);
+    ReleaseRun(oldest_chunk, oldest_page, pages, true, now_ns);
+  } else if (parked_pages_ + pages > kParkedMaxPages) {
+    return false;
+  }
+  chunk->map[page] |= kMapParked;
+  FreeRunNode* node = &chunk->nodes[page];
+  FreeRunNode*& head = parked_[length];
+  if (head == nullptr) {
+    node->size_prev = node->size_next = node;
+  } else {
+    node->size_prev = head->size_prev;
+    node->size_next = head;
+    head->size_prev->size_next = node;
+    head->size_prev = node;
+  }
+  head = node;
+  ++parked_count_[length];
+  parked_pages_ += pages;
+  dirty_pages_ += pages;
+  LruInsert(node, now_ns, kLruTail);
+  return true;
+}
+
+void PageHeap::Unpark(Chunk* chunk, uint32_t page) {
+  uint32_t pages = MapCount(chunk->map[page]);
+  LETHE_DCHECK(MapParked(chunk->map[page]), "not a parked run");
+  uint32_t length = pages - kParkMinPages;
+  FreeRunNode* node = &chunk->nodes[page];
+  FreeRunNode*& head = parked_[length];
+  if (node->size_next == node) {
+    head = nullptr;
+  } else {
+    node->size_prev->size_next = node->size_next;
+    node->size_next->size_prev = node->size_prev;
+    if (head == node) head = node->size_next;
+  }
+  --parked_count_[length];
+  parked_pages_ -= pages;
+  dirty_pages_ -= pages;
+  LruRemove(node);
+  chunk->map[page] &= ~kMapParked;
+}
+
+void* PageHeap::TakeParked(uint32_t pages) {
+  if (pages < kParkMinPages || pages > kParkMaxPages) return nullptr;
+  FreeRunNode* node = parked_[pages - kParkMinPages];
+  if (node == nullptr) return nullptr;
+  Chunk* chunk = ChunkOf(node);
+  uint32_t page = NodePage(chunk, node);
+  Unpark(chunk, page);
+  active_pages_ += pages;
+  return PageAddress(chunk, page);
 }
 
 Chunk* PageHeap::NewChunk() {
@@ -146,6 +217,10 @@ void PageHeap::MarkLarge(Chunk* chunk, uint32_t page, uint32_t pages) {
 }
 
 void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed) {
+  if (void* parked = TakeParked(pages)) {
+    *zeroed = false;
+    return parked;
+  }
   Span span;
   if (!TakeRun(pages, &span, zeroed)) return nullptr;
   MarkLarge(span.chunk, span.page, pages);
@@ -182,6 +257,7 @@ void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass) {
 void PageHeap::FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns) {
   uint32_t pages = MapCount(chunk->map[page]);
   active_pages_ -= pages;
+  if (Park(chunk, page, pages, now_ns)) return;
   ReleaseRun(chunk, page, pages, true, now_ns);
 }
 
@@ -259,7 +335,12 @@ void PageHeap::PurgeRun(FreeRunNode* node, OsPurgeBatch* batch) {
   Chunk* chunk = ChunkOf(node);
   uint32_t page = NodePage(chunk, node);
   uint32_t pages = MapCount(chunk->map[page]);
-  RemoveFree(chunk, page);
+  if (MapParked(chunk->map[page])) {
+    Unpark(chunk, page);
+    chunk->map[page] = 0;  // the run is free now: no head may stay inside it
+  } else {
+    RemoveFree(chunk, page);
+  }
   batch->Add(PageAddress(chunk, page), size_t{pages} << kLgPageBytes);
   purged_pages_total_ += pages;
   uint32_t start = page;
@@ -331,7 +412,7 @@ size_t PageHeap::largest_free_run() const {
 }
 
 void PageHeap::Validate() const {
-  size_t active = 0, dirty_pages = 0, free_runs = 0, chunks = 0;
+  size_t active = 0, dirty_pages = 0, parked = 0, free_runs = 0, chunks = 0;
   for (const Chunk* chunk = chunks_; chunk != nullptr; chunk = chunk->next) {
     ++chunks;
     LETHE_CHECK(chunk->heap == this, "chunk of another heap in the list");
@@ -358,10 +439,17 @@ void PageHeap::Validate() const {
         case PageKind::kLargeHead:
           pages = MapCount(entry);
           LETHE_CHECK(pages > 0 && page + pages <= kChunkPages, "large run length out of range");
+          LETHE_CHECK(MapLiveLargeHead(entry & ~kMapParked), "large run head flags");
           for (uint32_t i = 1; i < pages; ++i) {
             LETHE_CHECK(chunk->map[page + i] == MapLargeInterior(i), "large run interior entry");
           }
-          active += pages;
+          if (MapParked(entry)) {
+            LETHE_CHECK(pages >= kParkMinPages && pages <= kParkMaxPages, "parked length");
+            parked += pages;
+            dirty_pages += pages;
+          } else {
+            active += pages;
+          }
           previous_free = -1;
           break;
         case PageKind::kSmall: {
@@ -406,12 +494,34 @@ void PageHeap::Validate() const {
     }
   }
   LETHE_CHECK(listed == free_runs, "free runs missing from the lists");
+  size_t parked_listed = 0;
+  for (uint32_t length = 0; length < kParkLengths; ++length) {
+    uint32_t count = 0;
+    if (const FreeRunNode* head = parked_[length]; head != nullptr) {
+      const FreeRunNode* node = head;
+      do {
+        const Chunk* chunk = ChunkOf(node);
+        uint32_t entry = chunk->map[NodePage(chunk, node)];
+        LETHE_CHECK(MapParked(entry) && MapCount(entry) == length + kParkMinPages,
+                    "run in the wrong parked list");
+        LETHE_CHECK(node->size_next->size_prev == node, "broken parked list");
+        ++count;
+        node = node->size_next;
+      } while (node != head);
+    }
+    LETHE_CHECK(count == parked_count_[length] && count <= kParkPerLength, "parked count");
+    parked_listed += size_t{count} * (length + kParkMinPages);
+  }
+  LETHE_CHECK(parked == parked_pages_ && parked_listed == parked_pages_ &&
+                  parked_pages_ <= kParkedMaxPages,
+              "parked runs missing from the lists");
   size_t lru_pages = 0;
   uint64_t last_since = 0;
   for (const FreeRunNode* node = lru_head_; node != nullptr; node = node->dirty_next) {
     const Chunk* chunk = ChunkOf(node);
     uint32_t entry = chunk->map[NodePage(chunk, node)];
-    LETHE_CHECK(MapKind(entry) == PageKind::kFree && MapDirty(entry), "clean run in the LRU");
+    LETHE_CHECK((MapKind(entry) == PageKind::kFree && MapDirty(entry)) || MapParked(entry),
+                "clean run in the LRU");
     LETHE_CHECK(node->dirty_since_ns >= last_since, "dirty LRU out of order");
     last_since = node->dirty_since_ns;
     lru_pages += MapCount(entry);

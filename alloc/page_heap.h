@@ -20,6 +20,16 @@
 //  6. A chunk that becomes entirely free is kept (one per heap) or unmapped.
 //  7. Purging takes dirty runs oldest first from the LRU, coalesces them with clean neighbours,
 //     and returns their pages in one batch (os.h OsPurgeBatch) before the caller unlocks.
+//  8. Parking: a freed large run of kParkMinPages..kParkMaxPages pages is kept whole (not
+//     coalesced) in a list of its exact length, up to kParkPerLength per length and
+//     kParkedMaxPages in all, and the next large request of that length takes it back (newest
+//     first). Why: a large block is often written only at its start (a buffer with spare
+//     capacity). Coalesced and split again at another offset, the pages its owner wrote end up
+//     in the middle of the next block, resident though nobody uses them, while the next block's
+//     first page lands on a page that must be faulted in. Reused whole, the written page is
+//     the next owner's first page again (size-class allocators get this from their slots).
+//     lethe-alloc-workload churn: peak RSS -11 MB, faults -3%. A parked run counts as dirty and
+//     sits in the dirty LRU, so decay, the dirty limit and purge-all take it like any dirty run.
 #ifndef LETHE_ALLOC_PAGE_HEAP_H_
 #define LETHE_ALLOC_PAGE_HEAP_H_
 
@@ -33,6 +43,13 @@ namespace lethe::internal {
 
 inline constexpr size_t kFreeListCount = kChunkUsablePages;
 inline constexpr size_t kFreeListWords = (kFreeListCount + 63) / 64;
+// Parking (step 8): the first large length (16 KiB) up to 128 KiB, at most 16 runs per length
+// and 8 MiB in all per heap.
+inline constexpr uint32_t kParkMinPages = PagesFor(kSmallMaxBytes + 1);
+inline constexpr uint32_t kParkMaxPages = 32;
+inline constexpr uint32_t kParkLengths = kParkMaxPages - kParkMinPages + 1;
+inline constexpr uint32_t kParkPerLength = 16;
+inline constexpr size_t kParkedMaxPages = 2048;
 
 class PageHeap {
  public:
@@ -47,7 +64,8 @@ class PageHeap {
   void* AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t now_ns);
   // A run of `pages` pages marked as a small run of `klass`.
   void* AllocateSmallRun(uint32_t pages, uint32_t klass);
-  // Frees the large run whose head is `page` (the caller checked the entry), as dirty.
+  // Frees the large run whose head is `page` (the caller checked the entry), as dirty: parked
+  // when its length and the budget allow (step 8), else coalesced.
   void FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns);
   // Frees the small run starting at `page`, as dirty.
   void FreeSmallRun(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns);
@@ -66,7 +84,8 @@ class PageHeap {
   uint64_t OldestDirtyNs() const;
 
   size_t active_pages() const { return active_pages_; }
-  size_t dirty_pages() const { return dirty_pages_; }
+  size_t dirty_pages() const { return dirty_pages_; }  // parked runs included
+  size_t parked_pages() const { return parked_pages_; }
   size_t chunk_count() const { return chunk_count_; }
   uint64_t purged_pages_total() const { return purged_pages_total_; }
   size_t largest_free_run() const;  // for tests
@@ -101,6 +120,17 @@ class PageHeap {
   template <typename KeepGoing>
   size_t PurgeOldestWhile(KeepGoing keep_going);
   void MarkLarge(Chunk* chunk, uint32_t page, uint32_t pages);
+  // The dirty LRU: `node` enters after `after` (nullptr: at the head; kLruTail: at the tail);
+  // LruRemove returns its predecessor.
+  void LruInsert(FreeRunNode* node, uint64_t since_ns, FreeRunNode* after);
+  FreeRunNode* LruRemove(FreeRunNode* node);
+  // Step 8. Park keeps the freed run [page, page + pages) whole; false when it may not.
+  bool Park(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns);
+  // Takes the newest parked run of exactly `pages` pages back as a live large run; nullptr if
+  // there is none.
+  void* TakeParked(uint32_t pages);
+  // Takes a parked run out of its list and the LRU; its entries still read as a large run.
+  void Unpark(Chunk* chunk, uint32_t page);
 
   void* owner_ = nullptr;
   Chunk* chunks_ = nullptr;
@@ -110,6 +140,10 @@ class PageHeap {
   OsPurgeBatch* purge_batch_ = nullptr;
   FreeRunNode* lists_[2][kFreeListCount] = {};  // [dirty][pages - 1]
   uint64_t nonempty_[2][kFreeListWords] = {};
+  // [pages - kParkMinPages]: circular lists through size_prev/size_next, head = newest.
+  FreeRunNode* parked_[kParkLengths] = {};
+  uint32_t parked_count_[kParkLengths] = {};
+  size_t parked_pages_ = 0;
   FreeRunNode* lru_head_ = nullptr;  // oldest dirty run
   FreeRunNode* lru_tail_ = nullptr;
   size_t active_pages_ = 0;

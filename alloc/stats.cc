@@ -129,22 +129,37 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes) {
   out->peak_allocated_bytes = g_peak_held_bytes.load(std::memory_order_relaxed);
 }
 
+namespace {
+// Bytes of the large runs the page heaps keep whole for reuse (page_heap.h step 8), a part of
+// dirty_bytes.
+uint64_t ParkedBytes() {
+  uint64_t pages = 0;
+  for (unsigned i = 0; i < g_arena_count; ++i) {
+    MutexLock lock(&g_arenas[i].lock);
+    pages += g_arenas[i].heap.parked_pages();
+  }
+  return pages * kPageBytes;
+}
+}  // namespace
+
 void PrintStats(FILE* out) {
   lethe_stats_t stats;
   ClassStats classes[kSmallClassCount];
   CollectStats(&stats, classes);
+  uint64_t parked = ParkedBytes();
   char buffer[4096];
   auto u = [](uint64_t value) { return static_cast<unsigned long long>(value); };
   int length = snprintf(
       buffer, sizeof(buffer),
       "lethe allocator: bundled (arenas %llu, purge thread %s, decay %llu ms)\n"
       "  allocated %llu  active %llu  mapped %llu  resident~ %llu\n"
-      "  dirty %llu  purged %llu  metadata %llu  bin unused %llu  thread caches %llu\n"
+      "  dirty %llu (parked runs %llu)  purged %llu  metadata %llu  bin unused %llu"
+      "  thread caches %llu\n"
       "  allocations %llu  frees %llu  chunks %llu  huge %llu (%llu bytes)\n"
       "  oom events %llu  low-memory callbacks %llu  reserve used %llu  peak allocated %llu\n",
       u(stats.arena_count), PurgerRunning() ? "on" : "off", u(g_options.decay_ms),
       u(stats.allocated_bytes), u(stats.active_bytes), u(stats.mapped_bytes),
-      u(stats.resident_bytes), u(stats.dirty_bytes), u(stats.purged_bytes),
+      u(stats.resident_bytes), u(stats.dirty_bytes), u(parked), u(stats.purged_bytes),
       u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(stats.thread_cache_bytes),
       u(stats.allocation_count), u(stats.free_count), u(stats.chunk_count), u(stats.huge_count),
       u(stats.huge_bytes), u(stats.oom_count), u(stats.low_memory_callbacks),

@@ -327,6 +327,32 @@ TEST(AllocatorDeathTest, DoubleFreeOfALargeBlockAborts) {
       "lethe: free\\(\\): invalid pointer");
 }
 
+// 80 KiB: past the thread cache's large bins, so the first free parks the run in its arena
+// (page_heap.h step 8); the parked head must not pass for a live block.
+TEST(AllocatorDeathTest, DoubleFreeOfAParkedLargeBlockAborts) {
+  EXPECT_DEATH(
+      {
+        void* keep = lethe_malloc(80 * 1024);
+        void* block = lethe_malloc(80 * 1024);
+        lethe_free(block);
+        lethe_free(block);
+        lethe_free(keep);
+      },
+      "lethe: free\\(\\): invalid pointer");
+}
+
+TEST(AllocatorDeathTest, UsableSizeOfAParkedLargeBlockAborts) {
+  EXPECT_DEATH(
+      {
+        void* keep = lethe_malloc(80 * 1024);
+        void* block = lethe_malloc(80 * 1024);
+        lethe_free(block);
+        lethe_usable_size(block);
+        lethe_free(keep);
+      },
+      "lethe: malloc_usable_size\\(\\): invalid pointer");
+}
+
 TEST(AllocatorDeathTest, DoubleFreeOfAHugeBlockAborts) {
   EXPECT_DEATH(
       {

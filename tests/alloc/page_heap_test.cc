@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "chunk_registry.h"
 #include "os.h"
@@ -116,15 +117,15 @@ TEST_F(PageHeapTest, FreedRunCoalescesWithItsRightNeighbour) {
 TEST_F(PageHeapTest, FreedRunCoalescesWithBothNeighbours) {
   void* a = Large(2);
   void* b = Large(3);
-  void* c = Large(4);
+  void* c = Large(3);
   void* guard = Large(1);
   FreeLarge(a);
   FreeLarge(c);
-  EXPECT_EQ(heap_.dirty_pages(), 6u);
+  EXPECT_EQ(heap_.dirty_pages(), 5u);
   FreeLarge(b);
-  EXPECT_EQ(Entry(a), MapFree(9, true));
-  EXPECT_EQ(Entry(c, 3), MapFree(9, true));
-  EXPECT_EQ(heap_.dirty_pages(), 9u);
+  EXPECT_EQ(Entry(a), MapFree(8, true));
+  EXPECT_EQ(Entry(c, 2), MapFree(8, true));
+  EXPECT_EQ(heap_.dirty_pages(), 8u);
   FreeLarge(guard);
 }
 
@@ -136,17 +137,17 @@ TEST_F(PageHeapTest, DirtyRunsDoNotCoalesceWithCleanOnes) {
 }
 
 TEST_F(PageHeapTest, BestFitTakesTheShortestRunThatHolds) {
-  void* a = Large(5);
+  void* a = Large(3);
   void* g1 = Large(1);
-  void* b = Large(2);
+  void* b = Large(1);
   void* g2 = Large(1);
   FreeLarge(a);
   FreeLarge(b);
-  void* c = Large(2);  // fits both holes: takes the 2-page one
+  void* c = Large(1);  // fits both holes: takes the 1-page one
   EXPECT_EQ(c, b);
-  void* d = Large(3);  // only the 5-page hole fits among the dirty runs
+  void* d = Large(2);  // only the 3-page hole fits among the dirty runs
   EXPECT_EQ(d, a);
-  EXPECT_EQ(Entry(d, 3), MapFree(2, true));
+  EXPECT_EQ(Entry(d, 2), MapFree(1, true));
   FreeLarge(c);
   FreeLarge(d);
   FreeLarge(g1);
@@ -167,19 +168,19 @@ TEST_F(PageHeapTest, DirtyRunsAreReusedBeforeCleanOnes) {
 
 TEST_F(PageHeapTest, GrowsInPlaceIntoAFreeRightNeighbour) {
   void* a = Large(2);
-  void* b = Large(4);
+  void* b = Large(3);
   void* guard = Large(1);
   FreeLarge(b);
   Chunk* chunk = ChunkOf(a);
-  EXPECT_TRUE(heap_.GrowLargeInPlace(chunk, Page(a), 5));
+  EXPECT_TRUE(heap_.GrowLargeInPlace(chunk, Page(a), 4));
   heap_.Validate();
-  EXPECT_EQ(Entry(a), MapLargeHead(5));
-  EXPECT_EQ(Entry(a, 5), MapFree(1, true));  // what is left of b's run
-  EXPECT_FALSE(heap_.GrowLargeInPlace(chunk, Page(a), 7));  // the guard is in the way
+  EXPECT_EQ(Entry(a), MapLargeHead(4));
+  EXPECT_EQ(Entry(a, 4), MapFree(1, true));  // what is left of b's run
+  EXPECT_FALSE(heap_.GrowLargeInPlace(chunk, Page(a), 6));  // the guard is in the way
   heap_.ShrinkLarge(chunk, Page(a), 1, ++now_);
   heap_.Validate();
   EXPECT_EQ(Entry(a), MapLargeHead(1));
-  EXPECT_EQ(Entry(a, 1), MapFree(5, true));  // the tail coalesced with the rest
+  EXPECT_EQ(Entry(a, 1), MapFree(4, true));  // the tail coalesced with the rest
   FreeLarge(a);
   FreeLarge(guard);
 }
@@ -337,12 +338,155 @@ TEST_F(PageHeapTest, MappingFailureReturnsNull) {
 
 TEST_F(PageHeapTest, ManyRunsSplitAndCoalesceBackToOneFreeRun) {
   void* blocks[200];
-  for (int i = 0; i < 200; ++i) blocks[i] = Large(1 + i % 7);
+  for (int i = 0; i < 200; ++i) blocks[i] = Large(1 + i % 3);  // below the parked lengths
   // Free every other block, then the rest: everything coalesces back.
   for (int i = 0; i < 200; i += 2) FreeLarge(blocks[i]);
   for (int i = 1; i < 200; i += 2) FreeLarge(blocks[i]);
   EXPECT_EQ(heap_.active_pages(), 0u);
   EXPECT_EQ(heap_.largest_free_run(), kChunkUsablePages);
+}
+
+// ---- parking (page_heap.h step 8) ---------------------------------------------------------------
+
+TEST_F(PageHeapTest, AFreedMidSizeRunIsParkedWholeAndTakenBackForItsLengthOnly) {
+  void* a = Large(8);
+  void* guard = Large(1);
+  FreeLarge(a);
+  EXPECT_EQ(Entry(a), MapLargeHead(8) | kMapParked);
+  EXPECT_TRUE(MapParked(Entry(a)));
+  EXPECT_FALSE(MapLiveLargeHead(Entry(a)));  // free() and usable_size reject it
+  EXPECT_EQ(heap_.parked_pages(), 8u);
+  EXPECT_EQ(heap_.dirty_pages(), 8u);  // freed memory, possibly resident
+  EXPECT_EQ(heap_.active_pages(), 1u);
+  void* b = Large(7);  // another length: not from the parked run, nor from its pages
+  EXPECT_NE(b, a);
+  EXPECT_EQ(heap_.parked_pages(), 8u);
+  bool zeroed = true;
+  void* c = heap_.AllocateLarge(8, &zeroed);
+  heap_.Validate();
+  EXPECT_EQ(c, a);  // the same pages: whatever its last owner wrote at its start is reused
+  EXPECT_FALSE(zeroed);
+  EXPECT_EQ(Entry(c), MapLargeHead(8));
+  EXPECT_EQ(heap_.parked_pages(), 0u);
+  EXPECT_EQ(heap_.dirty_pages(), 0u);
+  EXPECT_EQ(heap_.active_pages(), 16u);
+  FreeLarge(b);
+  FreeLarge(c);
+  FreeLarge(guard);
+}
+
+TEST_F(PageHeapTest, AParkedRunIsNotCoalescedButItsNeighboursStillAre) {
+  void* left = Large(2);
+  void* parked = Large(6);
+  void* right = Large(3);
+  void* guard = Large(1);
+  FreeLarge(parked);
+  FreeLarge(left);
+  FreeLarge(right);
+  EXPECT_EQ(Entry(left), MapFree(2, true));  // stopped by the parked run on its right
+  EXPECT_EQ(Entry(right), MapFree(3, true));
+  EXPECT_EQ(heap_.dirty_pages(), 11u);
+  // Purged, the parked run joins both (clean) neighbours: one run again.
+  heap_.PurgeExcess(0);
+  heap_.Validate();
+  EXPECT_EQ(heap_.parked_pages(), 0u);
+  EXPECT_EQ(Entry(left), MapFree(11, false));
+  FreeLarge(guard);
+}
+
+TEST_F(PageHeapTest, RunsOutsideTheParkedLengthsAreNotParked) {
+  ASSERT_EQ(kParkMinPages, 4u);
+  void* small = Large(kParkMinPages - 1);
+  void* g1 = Large(1);
+  void* big = Large(kParkMaxPages + 1);
+  void* g2 = Large(1);
+  FreeLarge(small);
+  FreeLarge(big);
+  EXPECT_EQ(heap_.parked_pages(), 0u);
+  EXPECT_EQ(Entry(small), MapFree(kParkMinPages - 1, true));
+  EXPECT_EQ(Entry(big), MapFree(kParkMaxPages + 1, true));
+  FreeLarge(g1);
+  FreeLarge(g2);
+}
+
+TEST_F(PageHeapTest, EachLengthParksAtMostItsQuotaAndItsOldestMakesRoom) {
+  constexpr uint32_t kRuns = kParkPerLength + 1;
+  void* runs[kRuns];
+  void* guards[kRuns];
+  for (uint32_t i = 0; i < kRuns; ++i) {
+    runs[i] = Large(5);
+    guards[i] = Large(1);
+  }
+  for (void* run : runs) FreeLarge(run);
+  EXPECT_EQ(heap_.parked_pages(), size_t{kParkPerLength} * 5);
+  EXPECT_EQ(Entry(runs[0]), MapFree(5, true));  // the oldest went back to the free lists
+  for (uint32_t i = 1; i < kRuns; ++i) EXPECT_TRUE(MapParked(Entry(runs[i])));
+  // Taken back newest first.
+  EXPECT_EQ(Large(5), runs[kRuns - 1]);
+  EXPECT_EQ(Large(5), runs[kRuns - 2]);
+  FreeLarge(runs[kRuns - 1]);
+  FreeLarge(runs[kRuns - 2]);
+  for (void* guard : guards) FreeLarge(guard);
+}
+
+TEST_F(PageHeapTest, ParkingStopsAtTheHeapBudget) {
+  // Lengths 32, 31, ... each parking its quota, until the budget refuses.
+  std::vector<void*> runs;
+  std::vector<void*> guards;
+  for (uint32_t pages = kParkMaxPages; pages >= kParkMinPages; --pages) {
+    for (uint32_t i = 0; i < kParkPerLength; ++i) {
+      runs.push_back(Large(pages));
+      guards.push_back(Large(1));
+    }
+  }
+  size_t freed_pages = 0;
+  for (void* run : runs) {
+    freed_pages += MapCount(Entry(run));
+    FreeLarge(run);
+  }
+  ASSERT_GT(freed_pages, kParkedMaxPages);
+  EXPECT_LE(heap_.parked_pages(), kParkedMaxPages);
+  EXPECT_GT(heap_.parked_pages(), kParkedMaxPages - kParkMaxPages);
+  EXPECT_GT(heap_.dirty_pages(), heap_.parked_pages());  // the rest was freed as dirty runs
+  EXPECT_FALSE(MapParked(Entry(runs.back())));  // the last ones were freed normally
+  for (void* guard : guards) FreeLarge(guard);
+}
+
+TEST_F(PageHeapTest, PurgeAllReturnsParkedRunsOnceAndLetsTheirChunkGo) {
+  void* parked = Large(10);
+  void* other = Large(2);
+  std::memset(parked, 0x33, 10 * kPageBytes);
+  FreeLarge(parked);
+  FreeLarge(other);
+  EXPECT_EQ(heap_.dirty_pages(), 12u);
+  uint64_t purged_before = heap_.purged_pages_total();
+  EXPECT_EQ(heap_.PurgeAll(), 12u);
+  heap_.Validate();
+  EXPECT_EQ(heap_.purged_pages_total() - purged_before, 12u);  // each page counted once
+  EXPECT_EQ(heap_.parked_pages(), 0u);
+  EXPECT_EQ(heap_.dirty_pages(), 0u);
+  EXPECT_EQ(heap_.chunk_count(), 0u);  // nothing held the chunk: it was unmapped
+}
+
+TEST_F(PageHeapTest, DecayPurgesParkedRunsLikeOtherDirtyRuns) {
+  void* a = Large(6);
+  void* guard = Large(1);
+  Chunk* chunk = ChunkOf(a);
+  heap_.FreeLarge(chunk, Page(a), 1000);
+  heap_.Validate();
+  EXPECT_EQ(heap_.OldestDirtyNs(), 1000u);
+  EXPECT_EQ(heap_.PurgeDecayed(1500, 1000), 0u);  // younger than the decay time
+  EXPECT_TRUE(MapParked(Entry(a)));
+  EXPECT_EQ(heap_.PurgeDecayed(2000, 1000), 6u);
+  heap_.Validate();
+  EXPECT_EQ(heap_.parked_pages(), 0u);
+  EXPECT_EQ(Entry(a), MapFree(6, false));  // a clean run now (the guard keeps it apart)
+  bool zeroed = false;
+  void* b = heap_.AllocateLarge(6, &zeroed);
+  EXPECT_EQ(b, a);
+  EXPECT_TRUE(zeroed);  // from the clean lists now
+  FreeLarge(b);
+  FreeLarge(guard);
 }
 
 }  // namespace
