@@ -278,7 +278,20 @@ void* Reallocate(void* pointer, size_t size) {
   void* block = AllocateSlow(size, 0, false);
   if (block == nullptr) return nullptr;
   std::memcpy(block, pointer, old_size < size ? old_size : size);
-  Free(pointer);
+  if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes) {
+    // The run left behind goes straight back to the free runs (no thread cache, no parking):
+    // a buffer that grows does not ask for its old length again, and coalesced, the run lets
+    // its neighbours grow in place. (lethe-alloc-workload realloc: 9,200 page faults with the
+    // run parked, 5,400 without.)
+    Chunk* chunk = ChunkOf(pointer);
+    uint32_t page = PageOf(chunk, pointer);
+    int saved_errno = errno;
+    ArenaFree(ArenaOf(chunk), chunk, page, chunk->map[page], pointer, false);
+    PurgerAfterUnlock();
+    errno = saved_errno;
+  } else {
+    Free(pointer);
+  }
   return block;
 }
 

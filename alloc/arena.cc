@@ -64,7 +64,8 @@ void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* z
   return block;
 }
 
-void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer) {
+void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer,
+               bool park) {
   MutexLock lock(&arena->lock);
   if (MapKind(entry) == PageKind::kSmall) {
     BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
@@ -80,7 +81,7 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
     arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
     SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
     ++arena->large_frees;
-    arena->heap.FreeLarge(chunk, page, DecayNowNs());
+    arena->heap.FreeLarge(chunk, page, DecayNowNs(), park);
   }
   ArenaAfterRelease(arena);
 }

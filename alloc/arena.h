@@ -48,7 +48,10 @@ uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t c
 void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed);
 // Frees one block of a chunk of `arena` (small or large; entry already read and checked to be a
 // small page or a large head).
-void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer);
+// `park`: a freed large run may be parked for its length (page_heap.h step 8); realloc passes
+// false for the run it moved away from (a growing buffer does not ask for its old length again).
+void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer,
+               bool park = true);
 // Frees `count` large runs (heads), all in chunks of `arena`, under one lock acquisition; for
 // thread-cache flushes (the frees were counted when the blocks entered the cache).
 void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count);

@@ -254,10 +254,10 @@ void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass) {
   return PageAddress(span.chunk, span.page);
 }
 
-void PageHeap::FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns) {
+void PageHeap::FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns, bool park) {
   uint32_t pages = MapCount(chunk->map[page]);
   active_pages_ -= pages;
-  if (Park(chunk, page, pages, now_ns)) return;
+  if (park && Park(chunk, page, pages, now_ns)) return;
   ReleaseRun(chunk, page, pages, true, now_ns);
 }
 
@@ -311,6 +311,14 @@ bool PageHeap::GrowLargeInPlace(Chunk* chunk, uint32_t page, uint32_t new_pages)
   uint32_t right_page = page + old_pages;
   if (right_page >= kChunkPages) return false;
   uint32_t right = chunk->map[right_page];
+  if (MapParked(right)) {
+    // Growing in place beats keeping a parked run for a request that may not come: the run
+    // becomes an ordinary dirty one (joining a dirty run after it), then the usual rule applies.
+    uint64_t newest = lru_tail_->dirty_since_ns;  // the parked run is in the LRU: not empty
+    Unpark(chunk, right_page);
+    ReleaseRun(chunk, right_page, MapCount(right), true, newest);
+    right = chunk->map[right_page];
+  }
   if (MapKind(right) != PageKind::kFree || MapCount(right) < need) return false;
   uint32_t available = MapCount(right);
   bool dirty = MapDirty(right);

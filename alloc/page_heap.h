@@ -66,7 +66,7 @@ class PageHeap {
   void* AllocateSmallRun(uint32_t pages, uint32_t klass);
   // Frees the large run whose head is `page` (the caller checked the entry), as dirty: parked
   // when its length and the budget allow (step 8), else coalesced.
-  void FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns);
+  void FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns, bool park = true);
   // Frees the small run starting at `page`, as dirty.
   void FreeSmallRun(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns);
   // Grows the large run at `page` to `new_pages` if the pages after it are free; false otherwise.

@@ -44,6 +44,29 @@ TEST(Allocator, LargeReallocGrowsAndShrinksInPlace) {
   ValidateHeap();
 }
 
+// 80 KiB is past the thread cache's large bins: a plain free parks the run (page_heap.h step 8).
+TEST(Allocator, AReallocThatMovesFreesTheRunItLeftWithoutParkingIt) {
+  auto* parked = static_cast<unsigned char*>(lethe_malloc(80 * 1024));
+  auto* moving = static_cast<unsigned char*>(lethe_malloc(80 * 1024));
+  void* guard = lethe_malloc(80 * 1024);
+  ASSERT_TRUE(parked != nullptr && moving != nullptr && guard != nullptr);
+  std::memset(moving, 0x5c, 80 * 1024);
+  lethe_free(parked);
+  Chunk* chunk = ChunkOf(parked);
+  EXPECT_TRUE(MapParked(chunk->map[PageOf(chunk, parked)]));
+  auto* moved = static_cast<unsigned char*>(lethe_realloc(moving, 2 << 20));  // huge: moves
+  ASSERT_NE(moved, nullptr);
+  ASSERT_NE(moved, moving);
+  for (size_t i = 0; i < 80 * 1024; ++i) ASSERT_EQ(moved[i], 0x5c);
+  chunk = ChunkOf(moving);
+  uint32_t entry = chunk->map[PageOf(chunk, moving)];
+  EXPECT_EQ(MapKind(entry), PageKind::kFree);  // a free run (or inside one), not parked
+  ValidateHeap();
+  lethe_free(moved);
+  lethe_free(guard);
+  ValidateHeap();
+}
+
 TEST(Allocator, ReallocAcrossSmallLargeAndHugeKeepsContents) {
   auto* block = static_cast<unsigned char*>(lethe_malloc(10));
   for (int i = 0; i < 10; ++i) block[i] = static_cast<unsigned char>(i + 1);

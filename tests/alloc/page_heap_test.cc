@@ -394,6 +394,22 @@ TEST_F(PageHeapTest, AParkedRunIsNotCoalescedButItsNeighboursStillAre) {
   FreeLarge(guard);
 }
 
+TEST_F(PageHeapTest, ALargeRunGrowsInPlaceIntoAParkedRightNeighbour) {
+  void* a = Large(2);
+  void* b = Large(5);
+  void* guard = Large(1);
+  FreeLarge(b);
+  ASSERT_TRUE(MapParked(Entry(b)));
+  EXPECT_TRUE(heap_.GrowLargeInPlace(ChunkOf(a), Page(a), 4));
+  heap_.Validate();
+  EXPECT_EQ(Entry(a), MapLargeHead(4));
+  EXPECT_EQ(Entry(a, 4), MapFree(3, true));  // the rest of the parked run, unparked
+  EXPECT_EQ(heap_.parked_pages(), 0u);
+  EXPECT_EQ(heap_.dirty_pages(), 3u);
+  FreeLarge(a);
+  FreeLarge(guard);
+}
+
 TEST_F(PageHeapTest, RunsOutsideTheParkedLengthsAreNotParked) {
   ASSERT_EQ(kParkMinPages, 4u);
   void* small = Large(kParkMinPages - 1);
