@@ -185,10 +185,11 @@ void PageHeap::UnmapChunk(Chunk* chunk) {
   OsUnmap(chunk, kChunkBytes);
 }
 
-bool PageHeap::TakeRun(uint32_t pages, Span* out, bool* zeroed) {
+bool PageHeap::TakeRun(uint32_t pages, bool clean_first, Span* out, bool* zeroed) {
   LETHE_DCHECK(pages >= 1 && pages <= kChunkUsablePages);
   for (int attempt = 0; attempt < 2; ++attempt) {
-    for (int dirty = 1; dirty >= 0; --dirty) {  // step 3: dirty first
+    for (int pass = 0; pass < 2; ++pass) {  // step 3
+      int dirty = clean_first ? pass : 1 - pass;
       int index = FindSetFrom(nonempty_[dirty], pages - 1);
       if (index < 0) continue;
       FreeRunNode* node = lists_[dirty][index];
@@ -222,7 +223,7 @@ void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed) {
     return parked;
   }
   Span span;
-  if (!TakeRun(pages, &span, zeroed)) return nullptr;
+  if (!TakeRun(pages, true, &span, zeroed)) return nullptr;
   MarkLarge(span.chunk, span.page, pages);
   return PageAddress(span.chunk, span.page);
 }
@@ -233,7 +234,7 @@ void* PageHeap::AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t 
   auto total = static_cast<uint32_t>(pages + extra);
   Span span;
   bool zeroed = false;
-  if (!TakeRun(total, &span, &zeroed)) return nullptr;
+  if (!TakeRun(total, true, &span, &zeroed)) return nullptr;
   uintptr_t start = reinterpret_cast<uintptr_t>(PageAddress(span.chunk, span.page));
   uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
   auto lead = static_cast<uint32_t>((aligned - start) >> kLgPageBytes);
@@ -249,7 +250,7 @@ void* PageHeap::AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t 
 void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass) {
   Span span;
   bool zeroed = false;
-  if (!TakeRun(pages, &span, &zeroed)) return nullptr;
+  if (!TakeRun(pages, false, &span, &zeroed)) return nullptr;
   for (uint32_t i = 0; i < pages; ++i) span.chunk->map[span.page + i] = MapSmall(klass, i);
   return PageAddress(span.chunk, span.page);
 }

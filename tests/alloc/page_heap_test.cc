@@ -143,25 +143,45 @@ TEST_F(PageHeapTest, BestFitTakesTheShortestRunThatHolds) {
   void* g2 = Large(1);
   FreeLarge(a);
   FreeLarge(b);
-  void* c = Large(1);  // fits both holes: takes the 1-page one
+  heap_.PurgeExcess(0);  // both holes clean now, like the rest of the chunk
+  heap_.Validate();
+  void* c = Large(1);  // fits both holes and the rest: takes the 1-page hole
   EXPECT_EQ(c, b);
-  void* d = Large(2);  // only the 3-page hole fits among the dirty runs
+  void* d = Large(2);  // fits the 3-page hole and the rest: takes the hole
   EXPECT_EQ(d, a);
-  EXPECT_EQ(Entry(d, 2), MapFree(1, true));
+  EXPECT_EQ(Entry(d, 2), MapFree(1, false));
   FreeLarge(c);
   FreeLarge(d);
   FreeLarge(g1);
   FreeLarge(g2);
 }
 
-TEST_F(PageHeapTest, DirtyRunsAreReusedBeforeCleanOnes) {
+// Step 3: small runs reuse dirty pages, large runs take clean ones while any fits.
+TEST_F(PageHeapTest, SmallRunsTakeDirtyPagesFirst) {
+  uint32_t klass = 0;
+  while (kSmallClasses[klass].run_pages != 1) ++klass;
   void* a = Large(3);
   void* guard = Large(1);
   FreeLarge(a);
-  bool zeroed = true;
-  void* b = heap_.AllocateLarge(1, &zeroed);
-  EXPECT_EQ(b, a);
-  EXPECT_FALSE(zeroed);
+  void* run = heap_.AllocateSmallRun(1, klass);
+  heap_.Validate();
+  EXPECT_EQ(run, a);
+  EXPECT_EQ(Entry(run), MapSmall(klass, 0));
+  heap_.FreeSmallRun(ChunkOf(run), Page(run), 1, ++now_);
+  heap_.Validate();
+  FreeLarge(guard);
+}
+
+TEST_F(PageHeapTest, LargeRunsTakeCleanPagesFirst) {
+  void* a = Large(3);
+  void* guard = Large(1);
+  FreeLarge(a);
+  bool zeroed = false;
+  void* b = heap_.AllocateLarge(2, &zeroed);
+  heap_.Validate();
+  EXPECT_NE(b, a);  // from the clean rest of the chunk
+  EXPECT_TRUE(zeroed);
+  EXPECT_EQ(Entry(a), MapFree(3, true));  // the dirty hole waits for a small run
   FreeLarge(b);
   FreeLarge(guard);
 }
