@@ -350,30 +350,23 @@ TEST(AllocatorDeathTest, DoubleFreeOfALargeBlockAborts) {
       "lethe: free\\(\\): invalid pointer");
 }
 
-// 80 KiB: past the thread cache's large bins, so the first free parks the run in its arena
-// (page_heap.h step 8); the parked head must not pass for a live block.
+// A freed 80 KiB block: past the thread cache's large bins, so its run is parked in its arena
+// (page_heap.h step 8). A parked head must not pass for a live block.
+static void* FreedParkedBlock() {
+  void* block = lethe_malloc(80 * 1024);
+  lethe_free(block);
+  Chunk* chunk = ChunkOf(block);
+  LETHE_CHECK(MapParked(chunk->map[PageOf(chunk, block)]), "the block was not parked");
+  return block;
+}
+
 TEST(AllocatorDeathTest, DoubleFreeOfAParkedLargeBlockAborts) {
-  EXPECT_DEATH(
-      {
-        void* keep = lethe_malloc(80 * 1024);
-        void* block = lethe_malloc(80 * 1024);
-        lethe_free(block);
-        lethe_free(block);
-        lethe_free(keep);
-      },
-      "lethe: free\\(\\): invalid pointer");
+  EXPECT_DEATH(lethe_free(FreedParkedBlock()), "lethe: free\\(\\): invalid pointer");
 }
 
 TEST(AllocatorDeathTest, UsableSizeOfAParkedLargeBlockAborts) {
-  EXPECT_DEATH(
-      {
-        void* keep = lethe_malloc(80 * 1024);
-        void* block = lethe_malloc(80 * 1024);
-        lethe_free(block);
-        lethe_usable_size(block);
-        lethe_free(keep);
-      },
-      "lethe: malloc_usable_size\\(\\): invalid pointer");
+  EXPECT_DEATH(lethe_usable_size(FreedParkedBlock()),
+               "lethe: malloc_usable_size\\(\\): invalid pointer");
 }
 
 TEST(AllocatorDeathTest, DoubleFreeOfAHugeBlockAborts) {
