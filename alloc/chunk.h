@@ -87,10 +87,10 @@ constexpr uint32_t MapSmall(uint32_t klass, uint32_t offset) {
          static_cast<uint32_t>(PageKind::kSmall);
 }
 
-// Links of a free run, used at the run's first page only. Kept in the header, not in the run, so
-// that listing a purged run does not fault its pages back in. While pages form a small run, their
-// slots hold that run's RunHeader and bitmap instead (bin.h); the page heap reads the node of a
-// free run's first page only.
+// Links of a free or parked run, used at the run's first page only. Kept in the header, not in
+// the run, so that listing a purged run does not fault its pages back in. While pages form a
+// small run, their slots hold that run's RunHeader and bitmap instead (bin.h); the page heap
+// reads the node of a free or parked run's first page only.
 struct FreeRunNode {
   FreeRunNode* size_prev;
   FreeRunNode* size_next;

@@ -32,6 +32,33 @@ int FindSetFrom(const uint64_t* words, size_t from) {
   }
 }
 
+// The size lists and the parked lists are circular through size_prev/size_next, with
+// head->size_prev the tail. RingAppend puts `node` at the tail; RingUnlink takes it out and
+// returns true when the list became empty.
+void RingAppend(FreeRunNode*& head, FreeRunNode* node) {
+  if (head == nullptr) {
+    node->size_prev = node->size_next = node;
+    head = node;
+    return;
+  }
+  FreeRunNode* tail = head->size_prev;
+  node->size_prev = tail;
+  node->size_next = head;
+  tail->size_next = node;
+  head->size_prev = node;
+}
+
+bool RingUnlink(FreeRunNode*& head, FreeRunNode* node) {
+  if (node->size_next == node) {
+    head = nullptr;
+    return true;
+  }
+  node->size_prev->size_next = node->size_next;
+  node->size_next->size_prev = node->size_prev;
+  if (head == node) head = node->size_next;
+  return false;
+}
+
 }  // namespace
 
 void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
@@ -41,19 +68,9 @@ void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirt
   chunk->map[page + pages - 1] = entry;
   FreeRunNode* node = &chunk->nodes[page];
   FreeRunNode*& head = lists_[dirty][pages - 1];
-  if (head == nullptr) {
-    node->size_prev = node->size_next = node;
-    head = node;
-    nonempty_[dirty][(pages - 1) / 64] |= uint64_t{1} << ((pages - 1) % 64);
-  } else {
-    // Circular list: head->size_prev is the tail. Lower than the head: becomes the head (step 2).
-    FreeRunNode* tail = head->size_prev;
-    node->size_prev = tail;
-    node->size_next = head;
-    tail->size_next = node;
-    head->size_prev = node;
-    if (Less(node, head)) head = node;
-  }
+  if (head == nullptr) nonempty_[dirty][(pages - 1) / 64] |= uint64_t{1} << ((pages - 1) % 64);
+  RingAppend(head, node);
+  if (Less(node, head)) head = node;  // lower than the head: becomes the head (step 2)
   if (!dirty) return;
   dirty_pages_ += pages;
   LruInsert(node, since_ns, lru_after);
@@ -82,14 +99,8 @@ FreeRunNode* PageHeap::RemoveFree(Chunk* chunk, uint32_t page) {
   uint32_t pages = MapCount(entry);
   bool dirty = MapDirty(entry);
   FreeRunNode* node = &chunk->nodes[page];
-  FreeRunNode*& head = lists_[dirty][pages - 1];
-  if (node->size_next == node) {
-    head = nullptr;
+  if (RingUnlink(lists_[dirty][pages - 1], node)) {
     nonempty_[dirty][(pages - 1) / 64] &= ~(uint64_t{1} << ((pages - 1) % 64));
-  } else {
-    node->size_prev->size_next = node->size_next;
-    node->size_next->size_prev = node->size_prev;
-    if (head == node) head = node->size_next;
   }
   if (!dirty) return kLruTail;
   dirty_pages_ -= pages;
@@ -111,16 +122,8 @@ bool PageHeap::Park(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns
   }
   chunk->map[page] |= kMapParked;
   FreeRunNode* node = &chunk->nodes[page];
-  FreeRunNode*& head = parked_[length];
-  if (head == nullptr) {
-    node->size_prev = node->size_next = node;
-  } else {
-    node->size_prev = head->size_prev;
-    node->size_next = head;
-    head->size_prev->size_next = node;
-    head->size_prev = node;
-  }
-  head = node;
+  RingAppend(parked_[length], node);
+  parked_[length] = node;  // the newest is the head: taken first, the tail goes first
   ++parked_count_[length];
   parked_pages_ += pages;
   dirty_pages_ += pages;
@@ -133,14 +136,7 @@ void PageHeap::Unpark(Chunk* chunk, uint32_t page) {
   LETHE_DCHECK(MapParked(chunk->map[page]), "not a parked run");
   uint32_t length = pages - kParkMinPages;
   FreeRunNode* node = &chunk->nodes[page];
-  FreeRunNode*& head = parked_[length];
-  if (node->size_next == node) {
-    head = nullptr;
-  } else {
-    node->size_prev->size_next = node->size_next;
-    node->size_next->size_prev = node->size_prev;
-    if (head == node) head = node->size_next;
-  }
+  RingUnlink(parked_[length], node);
   --parked_count_[length];
   parked_pages_ -= pages;
   dirty_pages_ -= pages;
