@@ -1,7 +1,8 @@
 // lethe-alloc-workload — one allocator workload, run on whatever malloc the process has (choose
 // it with LD_PRELOAD). Prints one line of "key=value" results. Driven by run_alloc_bench.py.
 //
-// usage: lethe-alloc-workload churn | mt THREADS | realloc | slop | pagemap LIVE_RUNS
+// usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
+//        pagemap LIVE_RUNS
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -9,6 +10,12 @@
 //           entries of a global cache; then all windows but one close and the process idles
 //           1.5 s with light activity. Reports load time, peak RSS, RSS after the idle (no
 //           release call), and live bytes.
+//  churn-residency  a diagnosis, not a benchmark: runs the first LOADS loads of churn, then asks
+//           the kernel (mincore) which pages under the live blocks are resident, by kind of
+//           block, next to the bytes the workload wrote. RSS minus the resident pages under live
+//           blocks is what the allocator holds outside them (dirty pages, metadata, caches);
+//           resident pages under a kind beyond what was written there are pages the allocator
+//           placed the blocks on that were already resident.
 //  mt       larson-like: each thread replaces random slots of 1000 blocks (16-512 B); one block
 //           in 16 is freed by the next thread. Reports Mops/s.
 //  realloc  exact-fit growth (+16 B steps to 64 KiB in 200 buffers, +4 KiB steps to 32 MiB) and
@@ -19,8 +26,10 @@
 //           400,000 steps of two allocations and two frees. Reports ns per alloc+free.
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -29,6 +38,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 namespace {
@@ -154,14 +164,18 @@ struct Churn {
     }
   }
 
+  // Loads [0, count) of the cycle (kCycles * kPages in all).
+  void RunLoads(uint64_t count) {
+    for (uint64_t load_index = 0; load_index < count; ++load_index) {
+      auto page = static_cast<int>(load_index % kPages);
+      Load(page, static_cast<int>(load_index % kWindows), load_index);
+    }
+  }
+
   void Run() {
     double start = NowMs();
-    uint64_t load_index = 0;
-    for (int cycle = 0; cycle < kCycles; ++cycle) {
-      for (int page = 0; page < kPages; ++page) {
-        Load(page, static_cast<int>((cycle * kPages + page) % kWindows), load_index++);
-      }
-    }
+    uint64_t load_index = uint64_t{kCycles} * kPages;
+    RunLoads(load_index);
     double load_ms = NowMs() - start;
     long peak_kb = PeakRssKb();
     if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // the allocator's view
@@ -183,6 +197,58 @@ struct Churn {
                 static_cast<unsigned long long>(load_index));
   }
 };
+
+// ---- churn-residency ---------------------------------------------------------------------------
+// Kinds of churn blocks, by size: what the workload writes of each differs (see Churn::Load).
+enum BlockKind { kSmallBlock, kKiBBuffer, kLargeBuffer, kImage, kBlockKinds };
+constexpr const char* kBlockKindNames[kBlockKinds] = {"small", "kib", "large", "image"};
+BlockKind KindOf(size_t size) {
+  if (size >= 300 * 1024) return kImage;        // written in full
+  if (size >= 16 * 1024) return kLargeBuffer;   // 16-96 KiB, first page written
+  if (size > 1024) return kKiBBuffer;           // 1-8 KiB, first 4 KiB written
+  return kSmallBlock;
+}
+
+int RunChurnResidency(uint64_t loads) {
+  Churn churn;
+  churn.RunLoads(loads);
+  constexpr uintptr_t kPage = 4096;
+  std::unordered_set<uintptr_t> seen;  // a page shared by several blocks counts once
+  size_t pages[kBlockKinds] = {}, resident[kBlockKinds] = {}, written[kBlockKinds] = {};
+  std::vector<unsigned char> vector;
+  auto visit = [&](const Object& object) {
+    if (object.pointer == nullptr) return;
+    BlockKind kind = KindOf(object.size);
+    written[kind] += kind == kImage ? object.size : std::min<size_t>(object.size, 4096);
+    auto start = reinterpret_cast<uintptr_t>(object.pointer) & ~(kPage - 1);
+    uintptr_t end = (reinterpret_cast<uintptr_t>(object.pointer) + object.size + kPage - 1) &
+                    ~(kPage - 1);
+    vector.resize((end - start) / kPage);
+    if (mincore(reinterpret_cast<void*>(start), end - start, vector.data()) != 0) {
+      std::perror("mincore");
+      std::exit(1);
+    }
+    for (size_t i = 0; i < vector.size(); ++i) {
+      if (!seen.insert(start + i * kPage).second) continue;
+      ++pages[kind];
+      resident[kind] += vector[i] & 1;
+    }
+  };
+  for (const std::vector<Object>& window : churn.windows) {
+    for (const Object& object : window) visit(object);
+  }
+  for (const Object& object : churn.global_cache) visit(object);
+  size_t resident_total = 0;
+  std::printf("loads=%llu rss_kb=%ld", static_cast<unsigned long long>(loads), RssKb());
+  for (int kind = 0; kind < kBlockKinds; ++kind) {
+    std::printf(" %s_written_kb=%zu %s_resident_kb=%zu %s_pages_kb=%zu", kBlockKindNames[kind],
+                written[kind] / 1024, kBlockKindNames[kind], resident[kind] * 4,
+                kBlockKindNames[kind], pages[kind] * 4);
+    resident_total += resident[kind];
+  }
+  std::printf(" outside_live_kb=%ld\n", RssKb() - static_cast<long>(resident_total * 4));
+  return 0;
+}
 
 // ---- multi-threaded throughput -----------------------------------------------------------------
 struct Inbox {
@@ -325,6 +391,9 @@ int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "churn") {
     Churn().Run();
+  } else if (mode == "churn-residency" && argc > 2 && std::atol(argv[2]) > 0 &&
+             std::atol(argv[2]) <= Churn::kCycles * Churn::kPages) {
+    return RunChurnResidency(static_cast<uint64_t>(std::atol(argv[2])));
   } else if (mode == "mt" && argc > 2) {
     RunThroughput(std::atoi(argv[2]));
   } else if (mode == "realloc") {
@@ -334,8 +403,10 @@ int main(int argc, char** argv) {
   } else if (mode == "pagemap" && argc > 2) {
     RunPageMap(static_cast<size_t>(std::atol(argv[2])));
   } else {
-    std::fprintf(stderr, "usage: %s churn | mt THREADS | realloc | slop | pagemap LIVE_RUNS\n",
-                 argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
+                 " pagemap LIVE_RUNS\n",
+                 argv[0], Churn::kCycles * Churn::kPages);
     return 2;
   }
   return 0;

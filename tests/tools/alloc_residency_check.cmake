@@ -1,0 +1,28 @@
+# cmake -P: runs `lethe-alloc-workload churn-residency 3` (WORKLOAD) on the build's malloc and
+# checks the line is consistent: for every kind of block, resident pages <= pages under the
+# blocks, and images (written in full) are resident in full.
+execute_process(COMMAND ${WORKLOAD} churn-residency 3 RESULT_VARIABLE status
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "exit ${status}\n${out}${err}")
+endif()
+if(NOT out MATCHES "^loads=3 rss_kb=[0-9]+ ")
+  message(FATAL_ERROR "unexpected line: ${out}")
+endif()
+foreach(kind small kib large image)
+  foreach(field written resident pages)
+    if(NOT out MATCHES " ${kind}_${field}_kb=([0-9]+)")
+      message(FATAL_ERROR "no ${kind}_${field}_kb in: ${out}")
+    endif()
+    set(${kind}_${field} ${CMAKE_MATCH_1})
+  endforeach()
+  if(${kind}_resident GREATER ${kind}_pages)
+    message(FATAL_ERROR "${kind}: more resident (${${kind}_resident}) than mapped under the blocks")
+  endif()
+endforeach()
+if(image_written EQUAL 0 OR image_resident LESS image_written)
+  message(FATAL_ERROR "images written in full must be resident: ${out}")
+endif()
+if(NOT out MATCHES " outside_live_kb=-?[0-9]+\n$")
+  message(FATAL_ERROR "no outside_live_kb at the end: ${out}")
+endif()
