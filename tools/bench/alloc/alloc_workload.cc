@@ -121,6 +121,13 @@ struct Churn {
     for (Object& object : windows[window]) Drop(object);
     windows[window].clear();
   }
+  // Frees every block still live (after the figures are taken).
+  void CloseAll() {
+    for (int window = 0; window < kWindows; ++window) Close(window);
+    for (Object& object : global_cache) {
+      if (object.pointer != nullptr) Drop(object);
+    }
+  }
 
   void Load(int page, int window, uint64_t load_index) {
     Close(window);
@@ -195,6 +202,7 @@ struct Churn {
     std::printf("load_ms=%.1f peak_rss_kb=%ld idle_rss_kb=%ld live_kb=%zu loads=%llu\n", load_ms,
                 peak_kb, idle_kb, live_bytes / 1024,
                 static_cast<unsigned long long>(load_index));
+    CloseAll();
   }
 };
 
@@ -247,6 +255,7 @@ int RunChurnResidency(uint64_t loads) {
     resident_total += resident[kind];
   }
   std::printf(" outside_live_kb=%ld\n", RssKb() - static_cast<long>(resident_total * 4));
+  churn.CloseAll();
   return 0;
 }
 
