@@ -5,34 +5,15 @@
 #include "bin.h"
 
 #include "lethe/check.h"
+#include "ring.h"
 
 namespace lethe::internal {
 namespace {
 
-void ListPush(Bin* bin, RunHeader* run) {
-  RunHeader* head = bin->nonfull;
-  if (head == nullptr) {
-    run->prev = run->next = run;
-    bin->nonfull = run;
-    return;
-  }
-  RunHeader* tail = head->prev;
-  run->prev = tail;
-  run->next = head;
-  tail->next = run;
-  head->prev = run;
-  if (reinterpret_cast<uintptr_t>(run) < reinterpret_cast<uintptr_t>(head)) bin->nonfull = run;
-}
+using RunRing = Ring<RunHeader, &RunHeader::prev, &RunHeader::next>;
 
-void ListRemove(Bin* bin, RunHeader* run) {
-  if (run->next == run) {
-    bin->nonfull = nullptr;
-    return;
-  }
-  run->prev->next = run->next;
-  run->next->prev = run->prev;
-  if (bin->nonfull == run) bin->nonfull = run->next;
-}
+void ListPush(Bin* bin, RunHeader* run) { RunRing::AppendLowFirst(bin->nonfull, run); }
+void ListRemove(Bin* bin, RunHeader* run) { RunRing::Unlink(bin->nonfull, run); }
 
 RunHeader* NewRun(Bin* bin, uint32_t klass, PageHeap* heap) {
   const SmallClass& layout = kSmallClasses[klass];

@@ -9,16 +9,13 @@
 #include "lethe/check.h"
 #include "oom.h"
 #include "os.h"
+#include "ring.h"
 
 namespace lethe::internal {
 namespace {
 
 // Insert-position markers for InsertFree's LRU argument.
 FreeRunNode* const kLruTail = reinterpret_cast<FreeRunNode*>(uintptr_t{1});
-
-bool Less(const FreeRunNode* a, const FreeRunNode* b) {
-  return reinterpret_cast<uintptr_t>(a) < reinterpret_cast<uintptr_t>(b);
-}
 
 // Index of the first set bit >= `from` in `words`, or -1.
 int FindSetFrom(const uint64_t* words, size_t from) {
@@ -32,32 +29,8 @@ int FindSetFrom(const uint64_t* words, size_t from) {
   }
 }
 
-// The size lists and the parked lists are circular through size_prev/size_next, with
-// head->size_prev the tail. RingAppend puts `node` at the tail; RingUnlink takes it out and
-// returns true when the list became empty.
-void RingAppend(FreeRunNode*& head, FreeRunNode* node) {
-  if (head == nullptr) {
-    node->size_prev = node->size_next = node;
-    head = node;
-    return;
-  }
-  FreeRunNode* tail = head->size_prev;
-  node->size_prev = tail;
-  node->size_next = head;
-  tail->size_next = node;
-  head->size_prev = node;
-}
-
-bool RingUnlink(FreeRunNode*& head, FreeRunNode* node) {
-  if (node->size_next == node) {
-    head = nullptr;
-    return true;
-  }
-  node->size_prev->size_next = node->size_next;
-  node->size_next->size_prev = node->size_prev;
-  if (head == node) head = node->size_next;
-  return false;
-}
+// The size lists and the parked lists, through size_prev/size_next.
+using SizeRing = Ring<FreeRunNode, &FreeRunNode::size_prev, &FreeRunNode::size_next>;
 
 }  // namespace
 
@@ -69,8 +42,7 @@ void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirt
   FreeRunNode* node = &chunk->nodes[page];
   FreeRunNode*& head = lists_[dirty][pages - 1];
   if (head == nullptr) nonempty_[dirty][(pages - 1) / 64] |= uint64_t{1} << ((pages - 1) % 64);
-  RingAppend(head, node);
-  if (Less(node, head)) head = node;  // lower than the head: becomes the head (step 2)
+  SizeRing::AppendLowFirst(head, node);  // step 2
   if (!dirty) return;
   dirty_pages_ += pages;
   LruInsert(node, since_ns, lru_after);
@@ -99,7 +71,7 @@ FreeRunNode* PageHeap::RemoveFree(Chunk* chunk, uint32_t page) {
   uint32_t pages = MapCount(entry);
   bool dirty = MapDirty(entry);
   FreeRunNode* node = &chunk->nodes[page];
-  if (RingUnlink(lists_[dirty][pages - 1], node)) {
+  if (SizeRing::Unlink(lists_[dirty][pages - 1], node)) {
     nonempty_[dirty][(pages - 1) / 64] &= ~(uint64_t{1} << ((pages - 1) % 64));
   }
   if (!dirty) return kLruTail;
@@ -122,7 +94,7 @@ bool PageHeap::Park(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns
   }
   chunk->map[page] |= kMapParked;
   FreeRunNode* node = &chunk->nodes[page];
-  RingAppend(parked_[length], node);
+  SizeRing::Append(parked_[length], node);
   parked_[length] = node;  // the newest is the head: taken first, the tail goes first
   ++parked_count_[length];
   parked_pages_ += pages;
@@ -136,7 +108,7 @@ void PageHeap::Unpark(Chunk* chunk, uint32_t page) {
   LETHE_DCHECK(MapParked(chunk->map[page]), "not a parked run");
   uint32_t length = pages - kParkMinPages;
   FreeRunNode* node = &chunk->nodes[page];
-  RingUnlink(parked_[length], node);
+  SizeRing::Unlink(parked_[length], node);
   --parked_count_[length];
   parked_pages_ -= pages;
   dirty_pages_ -= pages;

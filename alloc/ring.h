@@ -1,0 +1,50 @@
+// ring.h — the circular doubly linked lists of the page heap (free runs by length, parked runs)
+// and of the bins (non-full runs): intrusive, one head pointer, head->prev is the tail.
+//
+// Ring<Node, &Node::prev, &Node::next> works on any node type with two link members. Callers own
+// the locking (all these lists live under an arena's lock).
+#ifndef LETHE_ALLOC_RING_H_
+#define LETHE_ALLOC_RING_H_
+
+#include <cstdint>
+
+namespace lethe::internal {
+
+template <typename Node, Node* Node::*kPrev, Node* Node::*kNext>
+struct Ring {
+  // Puts `node` at the tail (just before the head).
+  static void Append(Node*& head, Node* node) {
+    if (head == nullptr) {
+      node->*kPrev = node->*kNext = node;
+      head = node;
+      return;
+    }
+    Node* tail = head->*kPrev;
+    node->*kPrev = tail;
+    node->*kNext = head;
+    tail->*kNext = node;
+    head->*kPrev = node;
+  }
+  // Appends `node`, then makes it the head if its address is below the head's: allocation from
+  // the head then favours low addresses, and high memory drains (an O(1) approximation of
+  // lowest-address-first).
+  static void AppendLowFirst(Node*& head, Node* node) {
+    Append(head, node);
+    if (reinterpret_cast<uintptr_t>(node) < reinterpret_cast<uintptr_t>(head)) head = node;
+  }
+  // Takes `node` out; true when the list became empty.
+  static bool Unlink(Node*& head, Node* node) {
+    if (node->*kNext == node) {
+      head = nullptr;
+      return true;
+    }
+    (node->*kPrev)->*kNext = node->*kNext;
+    (node->*kNext)->*kPrev = node->*kPrev;
+    if (head == node) head = node->*kNext;
+    return false;
+  }
+};
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_RING_H_
