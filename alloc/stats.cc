@@ -58,11 +58,12 @@ void ResetPeakHeldBytes() {
   g_peak_held_bytes.store(g_held_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
-void CollectStats(lethe_stats_t* out, ClassStats* classes) {
+void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_bytes) {
   std::memset(out, 0, sizeof(*out));
   if (classes != nullptr) std::memset(classes, 0, sizeof(ClassStats) * kSmallClassCount);
   uint64_t small_out = 0, large_out = 0, active_pages = 0, dirty_pages = 0, chunks = 0;
   uint64_t purged_pages = 0, bin_unused = 0, arena_allocations = 0, arena_frees = 0;
+  uint64_t parked_pages = 0;
   for (unsigned i = 0; i < g_arena_count; ++i) {
     Arena& arena = g_arenas[i];
     MutexLock lock(&arena.lock);
@@ -82,6 +83,7 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes) {
     arena_frees += arena.large_frees;
     active_pages += arena.heap.active_pages();
     dirty_pages += arena.heap.dirty_pages();
+    parked_pages += arena.heap.parked_pages();
     chunks += arena.heap.chunk_count();
     purged_pages += arena.heap.purged_pages_total();
   }
@@ -126,27 +128,15 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes) {
   out->requested_bytes = g_requested_bytes.load(std::memory_order_relaxed);
   out->served_bytes = g_served_bytes.load(std::memory_order_relaxed);
   // Read last: every block counted above was counted in g_held_bytes before it was handed out.
+  if (parked_bytes != nullptr) *parked_bytes = parked_pages * kPageBytes;
   out->peak_allocated_bytes = g_peak_held_bytes.load(std::memory_order_relaxed);
 }
-
-namespace {
-// Bytes of the large runs the page heaps keep whole for reuse (page_heap.h step 8), a part of
-// dirty_bytes.
-uint64_t ParkedBytes() {
-  uint64_t pages = 0;
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    MutexLock lock(&g_arenas[i].lock);
-    pages += g_arenas[i].heap.parked_pages();
-  }
-  return pages * kPageBytes;
-}
-}  // namespace
 
 void PrintStats(FILE* out) {
   lethe_stats_t stats;
   ClassStats classes[kSmallClassCount];
-  CollectStats(&stats, classes);
-  uint64_t parked = ParkedBytes();
+  uint64_t parked = 0;
+  CollectStats(&stats, classes, &parked);
   char buffer[4096];
   auto u = [](uint64_t value) { return static_cast<unsigned long long>(value); };
   int length = snprintf(

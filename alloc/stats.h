@@ -40,8 +40,9 @@ struct ClassStats {
   uint64_t runs_created;
 };
 
-// Fills *out (and per-class figures when `classes` is not null).
-void CollectStats(lethe_stats_t* out, ClassStats* classes);
+// Fills *out (and per-class figures when `classes` is not null, and the bytes of parked large
+// runs, a part of dirty_bytes (page_heap.h step 8), when `parked_bytes` is not null).
+void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_bytes = nullptr);
 // Writes the human-readable report; uses no heap (formats into a stack buffer).
 void PrintStats(FILE* out);
 
