@@ -193,6 +193,16 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
   errno = saved_errno;
 }
 
+namespace {
+// Frees a checked block of `chunk` to its arena (park: see ArenaFree), keeping errno.
+void FreeToArena(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry, bool park) noexcept {
+  int saved_errno = errno;
+  ArenaFree(ArenaOf(chunk), chunk, page, entry, pointer, park);
+  PurgerAfterUnlock();
+  errno = saved_errno;
+}
+}  // namespace
+
 void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexcept {
   PageKind kind = MapKind(entry);
   if (kind == PageKind::kSmall) {
@@ -211,10 +221,7 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
     errno = saved_errno;
     if (cached) return;
   }
-  int saved_errno = errno;
-  ArenaFree(ArenaOf(chunk), chunk, page, entry, pointer);
-  PurgerAfterUnlock();
-  errno = saved_errno;
+  FreeToArena(pointer, chunk, page, entry, true);
 }
 
 void FreeNotInChunk(void* pointer) noexcept {
@@ -285,10 +292,7 @@ void* Reallocate(void* pointer, size_t size) {
     // run parked, 5,400 without.)
     Chunk* chunk = ChunkOf(pointer);
     uint32_t page = PageOf(chunk, pointer);
-    int saved_errno = errno;
-    ArenaFree(ArenaOf(chunk), chunk, page, chunk->map[page], pointer, false);
-    PurgerAfterUnlock();
-    errno = saved_errno;
+    FreeToArena(pointer, chunk, page, chunk->map[page], false);
   } else {
     Free(pointer);
   }
