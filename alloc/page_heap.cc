@@ -191,7 +191,7 @@ void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed) {
     return parked;
   }
   Span span;
-  if (!TakeRun(pages, true, &span, zeroed)) return nullptr;
+  if (!TakeRun(pages, pages < kDirtyFirstLargePages, &span, zeroed)) return nullptr;
   MarkLarge(span.chunk, span.page, pages);
   return PageAddress(span.chunk, span.page);
 }

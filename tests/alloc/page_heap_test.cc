@@ -186,6 +186,26 @@ TEST_F(PageHeapTest, LargeRunsTakeCleanPagesFirst) {
   FreeLarge(guard);
 }
 
+// ...except runs of kDirtyFirstLargePages and more (images written in full): they reuse the
+// dirty pages of the block freed before them instead of faulting in clean ones.
+TEST_F(PageHeapTest, LongLargeRunsTakeDirtyPagesFirst) {
+  void* a = Large(kDirtyFirstLargePages + 8);
+  void* guard = Large(1);
+  FreeLarge(a);
+  bool zeroed = false;
+  void* shorter = heap_.AllocateLarge(kDirtyFirstLargePages - 1, &zeroed);
+  EXPECT_NE(shorter, a);  // one page shorter: the clean rest of the chunk, though a would fit
+  EXPECT_TRUE(zeroed);
+  void* b = heap_.AllocateLarge(kDirtyFirstLargePages, &zeroed);
+  heap_.Validate();
+  EXPECT_EQ(b, a);
+  EXPECT_FALSE(zeroed);
+  EXPECT_EQ(Entry(a, kDirtyFirstLargePages), MapFree(8, true));  // the dirty rest stays
+  FreeLarge(shorter);
+  FreeLarge(b);
+  FreeLarge(guard);
+}
+
 TEST_F(PageHeapTest, GrowsInPlaceIntoAFreeRightNeighbour) {
   void* a = Large(2);
   void* b = Large(3);
