@@ -114,11 +114,11 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
       return block;
     }
   }
-  bool zeroed = false;
-  void* block = HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment, &zeroed);
+  size_t reused = 0;
+  void* block = HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment, &reused);
   if (block != nullptr) {
     CountHugeAllocation();
-    if (zero && !zeroed) std::memset(block, 0, size);
+    if (zero) std::memset(block, 0, reused < size ? reused : size);  // fresh pages read as zero
   }
   return block;
 }

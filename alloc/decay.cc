@@ -9,7 +9,7 @@
 
 #include "arena.h"
 #include "compiler.h"
-#include "huge.h"
+#include "huge_cache.h"
 #include "mutex.h"
 #include "options.h"
 #include "os.h"

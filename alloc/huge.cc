@@ -3,8 +3,9 @@
 // entries back so that lookups never need tombstones.
 #include "huge.h"
 
-#include "decay.h"
-#include "options.h"
+#include <bit>
+#include <cstring>
+
 #include "mutex.h"
 #include "oom.h"
 #include "os.h"
@@ -16,50 +17,19 @@ namespace {
 
 struct Slot {
   uintptr_t address;  // 0 = empty
-  size_t bytes;
+  HugeLayout layout;
+  size_t bytes() const { return size_t{layout.ends[layout.count - 1]} << kLgPageBytes; }
 };
+// The table starts with kFirstCapacity slots and doubles (hashes are masked with capacity - 1).
+constexpr size_t kFirstCapacity = 64;
+static_assert(std::has_single_bit(kFirstCapacity));
+size_t TableBytes(size_t capacity) { return PagesFor(capacity * sizeof(Slot)) << kLgPageBytes; }
 
 constinit Mutex g_huge_lock;
 constinit Slot* g_slots = nullptr;
 constinit size_t g_capacity = 0;  // power of two
 constinit size_t g_count = 0;
 constinit uint64_t g_live_bytes = 0;
-
-// Freed huge mappings kept for reuse (their pages are resident: no faults when reused), resized
-// with mremap to the next request. Bounded; purged by decay like dirty pages (decay.cc).
-struct Cached {
-  uintptr_t address;
-  size_t bytes;
-  uint64_t since_ns;
-};
-constexpr size_t kCacheSlots = 16;
-size_t CacheMaxBytes() { return static_cast<size_t>(g_options.huge_cache_kb) << 10; }
-constinit Cached g_cache[kCacheSlots] = {};
-constinit size_t g_cache_count = 0;
-constinit size_t g_cache_bytes = 0;
-
-// Takes the cached mapping that best fits `bytes` (the smallest that holds it, else the largest).
-bool TakeCached(size_t bytes, Cached* out) {
-  int best = -1;
-  for (size_t i = 0; i < g_cache_count; ++i) {
-    bool holds = g_cache[i].bytes >= bytes;
-    if (best < 0) {
-      best = static_cast<int>(i);
-      continue;
-    }
-    const Cached& current = g_cache[best];
-    bool current_holds = current.bytes >= bytes;
-    if ((holds && (!current_holds || g_cache[i].bytes < current.bytes)) ||
-        (!holds && !current_holds && g_cache[i].bytes > current.bytes)) {
-      best = static_cast<int>(i);
-    }
-  }
-  if (best < 0) return false;
-  *out = g_cache[best];
-  g_cache_bytes -= out->bytes;
-  g_cache[best] = g_cache[--g_cache_count];
-  return true;
-}
 
 size_t Hash(uintptr_t address) {
   return static_cast<size_t>((address >> kLgPageBytes) * 0x9E3779B97F4A7C15ull);
@@ -73,37 +43,37 @@ Slot* Find(uintptr_t address) {
   }
 }
 
-void InsertNoGrow(Slot* slots, size_t capacity, uintptr_t address, size_t bytes) {
-  size_t i = Hash(address) & (capacity - 1);
+void InsertNoGrow(Slot* slots, size_t capacity, const Slot& slot) {
+  size_t i = Hash(slot.address) & (capacity - 1);
   while (slots[i].address != 0) i = (i + 1) & (capacity - 1);
-  slots[i] = Slot{address, bytes};
+  slots[i] = slot;
 }
 
 bool Grow() {
-  size_t capacity = g_capacity == 0 ? kPageBytes / sizeof(Slot) : g_capacity * 2;
-  auto* slots = static_cast<Slot*>(OsMap(capacity * sizeof(Slot), kPageBytes));
+  size_t capacity = g_capacity == 0 ? kFirstCapacity : g_capacity * 2;
+  auto* slots = static_cast<Slot*>(OsMap(TableBytes(capacity), kPageBytes));
   if (slots == nullptr) return false;
   for (size_t i = 0; i < g_capacity; ++i) {
-    if (g_slots[i].address != 0) InsertNoGrow(slots, capacity, g_slots[i].address, g_slots[i].bytes);
+    if (g_slots[i].address != 0) InsertNoGrow(slots, capacity, g_slots[i]);
   }
-  if (g_slots != nullptr) OsUnmap(g_slots, g_capacity * sizeof(Slot));
+  if (g_slots != nullptr) OsUnmap(g_slots, TableBytes(g_capacity));
   g_slots = slots;
   g_capacity = capacity;
   return true;
 }
 
-bool Insert(uintptr_t address, size_t bytes) {
+bool Insert(const Slot& slot) {
   if ((g_count + 1) * 2 > g_capacity && !Grow()) return false;
-  InsertNoGrow(g_slots, g_capacity, address, bytes);
+  InsertNoGrow(g_slots, g_capacity, slot);
   ++g_count;
-  g_live_bytes += bytes;
-  AddHeldBytes(bytes);
+  g_live_bytes += slot.bytes();
+  AddHeldBytes(slot.bytes());
   return true;
 }
 
 void Erase(Slot* slot) {
-  g_live_bytes -= slot->bytes;
-  SubtractHeldBytes(slot->bytes);
+  g_live_bytes -= slot->bytes();
+  SubtractHeldBytes(slot->bytes());
   --g_count;
   size_t hole = static_cast<size_t>(slot - g_slots);
   g_slots[hole].address = 0;
@@ -120,41 +90,54 @@ void Erase(Slot* slot) {
   }
 }
 
+uint32_t PagesOf(size_t bytes) { return static_cast<uint32_t>(bytes >> kLgPageBytes); }
+
+// A huge block is at most 2^32 pages (16 TiB): its layout counts pages in 32 bits.
+bool HugeBytesOk(size_t bytes) { return bytes <= SIZE_MAX / 2 && PagesFor(bytes) <= UINT32_MAX; }
+
+// The layout of the first `pages` pages of `slot`'s block; the extents (or parts) after them go
+// to the huge cache: their pages stay resident for the next huge block.
+HugeLayout ShrinkLayout(const Slot& slot, uint32_t pages) {
+  HugeLayout layout = slot.layout;
+  uint32_t start = 0;
+  for (uint32_t i = 0; i < slot.layout.count; ++i) {
+    uint32_t end = slot.layout.ends[i];
+    if (end > pages) {
+      uint32_t from = start > pages ? start : pages;
+      HugeCachePut(slot.address + (size_t{from} << kLgPageBytes),
+                   size_t{end - from} << kLgPageBytes, slot.layout.ids[i]);
+      if (start < pages) {
+        layout.ends[i] = pages;
+        layout.count = i + 1;
+      }
+    }
+    start = end;
+  }
+  return layout;
+}
+
 }  // namespace
 
-void* HugeAllocate(size_t bytes, size_t alignment, bool* zeroed) {
-  if (bytes > SIZE_MAX / 2) return nullptr;
+void* HugeAllocate(size_t bytes, size_t alignment, size_t* reused_bytes) {
+  *reused_bytes = 0;
+  if (!HugeBytesOk(bytes)) return nullptr;
   bytes = PagesFor(bytes) << kLgPageBytes;
-  *zeroed = false;
+  HugeLayout layout = OneExtent(PagesOf(bytes), HugeNewVmaId());
   void* block = nullptr;
-  Cached cached{};
-  bool reuse = false;
-  if (alignment <= kPageBytes) {
-    MutexLock lock(&g_huge_lock);
-    reuse = TakeCached(bytes, &cached);
-  }
-  if (reuse) {
-    block = cached.bytes == bytes
-                ? reinterpret_cast<void*>(cached.address)
-                : OsRemap(reinterpret_cast<void*>(cached.address), cached.bytes, bytes);
-    if (block == nullptr) OsUnmap(reinterpret_cast<void*>(cached.address), cached.bytes);
-  }
-  if (block == nullptr) {
-    block = OsMap(bytes, alignment);
-    *zeroed = block != nullptr;
-  }
+  if (alignment <= kPageBytes) block = HugeCacheTake(bytes, &layout, reused_bytes);
+  if (block == nullptr) block = OsMap(bytes, alignment);
   if (block == nullptr) {
     size_t reserve_bytes = (bytes + kChunkBytes - 1) & ~(kChunkBytes - 1);
-    if (alignment <= kChunkBytes && (block = ReserveTake(reserve_bytes)) != nullptr) {
-      bytes = reserve_bytes;
-      *zeroed = true;
-    } else {
+    if (alignment > kChunkBytes || (block = ReserveTake(reserve_bytes)) == nullptr) {
       return nullptr;
     }
+    bytes = reserve_bytes;
+    layout = OneExtent(PagesOf(bytes), HugeNewVmaId());
   }
   MutexLock lock(&g_huge_lock);
-  if (!Insert(reinterpret_cast<uintptr_t>(block), bytes)) {
-    OsUnmap(block, bytes);
+  if (!Insert(Slot{reinterpret_cast<uintptr_t>(block), layout})) {
+    OsUnmap(block, bytes);  // munmap takes a range of several VMAs
+    *reused_bytes = 0;
     return nullptr;
   }
   return block;
@@ -163,95 +146,85 @@ void* HugeAllocate(size_t bytes, size_t alignment, bool* zeroed) {
 size_t HugeSize(const void* pointer) {
   MutexLock lock(&g_huge_lock);
   Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
-  return slot == nullptr ? 0 : slot->bytes;
+  return slot == nullptr ? 0 : slot->bytes();
+}
+
+bool HugeLayoutOf(const void* pointer, HugeLayout* layout) {
+  MutexLock lock(&g_huge_lock);
+  Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
+  if (slot == nullptr) return false;
+  *layout = slot->layout;
+  return true;
 }
 
 bool HugeFree(void* pointer) {
-  size_t bytes;
-  Cached evicted{};
+  Slot freed;
   {
     MutexLock lock(&g_huge_lock);
     Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
     if (slot == nullptr) return false;
-    bytes = slot->bytes;
+    freed = *slot;
     Erase(slot);
-    if (bytes <= CacheMaxBytes() / 4) {
-      if (g_cache_count == kCacheSlots || g_cache_bytes + bytes > CacheMaxBytes()) {
-        // Evict the oldest to make room.
-        size_t oldest = 0;
-        for (size_t i = 1; i < g_cache_count; ++i) {
-          if (g_cache[i].since_ns < g_cache[oldest].since_ns) oldest = i;
-        }
-        if (g_cache_count > 0) {
-          evicted = g_cache[oldest];
-          g_cache_bytes -= evicted.bytes;
-          g_cache[oldest] = g_cache[--g_cache_count];
-        }
-      }
-      if (g_cache_bytes + bytes <= CacheMaxBytes()) {
-        g_cache[g_cache_count++] = Cached{reinterpret_cast<uintptr_t>(pointer), bytes, DecayNowNs()};
-        g_cache_bytes += bytes;
-        bytes = 0;
-      }
-    }
   }
-  if (evicted.address != 0) OsUnmap(reinterpret_cast<void*>(evicted.address), evicted.bytes);
-  if (bytes != 0) OsUnmap(pointer, bytes);
+  HugeCachePutBlock(freed.address, freed.layout);
   return true;
 }
 
-uint64_t HugeCachePurge(uint64_t now_ns, uint64_t decay_ns) {
-  Cached victims[kCacheSlots];
-  size_t victim_count = 0;
-  uint64_t next = UINT64_MAX;
-  {
-    MutexLock lock(&g_huge_lock);
-    for (size_t i = 0; i < g_cache_count;) {
-      if (now_ns >= decay_ns && g_cache[i].since_ns <= now_ns - decay_ns) {
-        victims[victim_count++] = g_cache[i];
-        g_cache_bytes -= g_cache[i].bytes;
-        g_cache[i] = g_cache[--g_cache_count];
-      } else {
-        if (g_cache[i].since_ns + decay_ns < next) next = g_cache[i].since_ns + decay_ns;
-        ++i;
-      }
-    }
-  }
-  for (size_t i = 0; i < victim_count; ++i) {
-    OsUnmap(reinterpret_cast<void*>(victims[i].address), victims[i].bytes);
-  }
-  return next;
-}
-
 void* HugeReallocate(void* pointer, size_t bytes) {
+  if (!HugeBytesOk(bytes)) return nullptr;
   bytes = PagesFor(bytes) << kLgPageBytes;
-  size_t old_bytes;
+  Slot old;
   {
     MutexLock lock(&g_huge_lock);
     Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
     if (slot == nullptr) return nullptr;
-    old_bytes = slot->bytes;
-    if (old_bytes == bytes) return pointer;
+    if (slot->bytes() == bytes) return pointer;
+    old = *slot;
     Erase(slot);
   }
   // The block is live and owned by the caller: nobody else can free it meanwhile.
-  void* moved = OsRemap(pointer, old_bytes, bytes);
+  size_t old_bytes = old.bytes();
+  Slot resized{old.address, OneExtent(PagesOf(bytes), HugeNewVmaId())};
+  if (bytes < old_bytes) {
+    resized.layout = ShrinkLayout(old, PagesOf(bytes));
+  } else if (old.layout.count == 1) {
+    void* moved = OsRemap(pointer, old_bytes, bytes);
+    resized.address = reinterpret_cast<uintptr_t>(moved);
+    // Grown in place, the block is still (part of) its VMA; moved, it is a VMA of its own.
+    if (moved == pointer) resized.layout.ids[0] = old.layout.ids[0];
+  } else {
+    // Assembled from several VMAs, which mremap cannot grow as one: copied once into a single
+    // fresh mapping, which later growth then extends with mremap.
+    void* fresh = OsMap(bytes, kPageBytes);
+    resized.address = reinterpret_cast<uintptr_t>(fresh);
+    if (fresh != nullptr) {
+      std::memcpy(fresh, pointer, old_bytes);
+      HugeCachePutBlock(old.address, old.layout);
+    }
+  }
   MutexLock lock(&g_huge_lock);
-  if (moved == nullptr) {
-    Insert(reinterpret_cast<uintptr_t>(pointer), old_bytes);  // capacity was there a moment ago
+  // Capacity for one entry was there a moment ago, so neither Insert can fail.
+  if (resized.address == 0) {
+    Insert(old);
     return nullptr;
   }
-  Insert(reinterpret_cast<uintptr_t>(moved), bytes);
-  return moved;
+  Insert(resized);
+  return reinterpret_cast<void*>(resized.address);
 }
 
 HugeStats GetHugeStats() {
+  uint64_t cached = GetHugeCacheStats().cached_bytes;
   MutexLock lock(&g_huge_lock);
-  return HugeStats{g_live_bytes, g_count, g_capacity * sizeof(Slot), g_cache_bytes};
+  return HugeStats{g_live_bytes, g_count, TableBytes(g_capacity), cached};
 }
 
-void HugeLockForFork() { g_huge_lock.Lock(); }
+// No path holds both locks at once, so taking them in this order cannot deadlock.
+void HugeLockForFork() {
+  g_huge_lock.Lock();
+  HugeCacheLockForFork();
+}
 void HugeUnlockAfterFork(bool child) {
+  HugeCacheUnlockAfterFork(child);
   if (child) g_huge_lock.ResetAfterFork(); else g_huge_lock.Unlock();
 }
 

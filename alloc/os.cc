@@ -15,6 +15,7 @@ namespace lethe::internal {
 namespace {
 
 constinit std::atomic<long> g_fail_maps{0};
+constinit std::atomic<long> g_fail_moves{0};
 constinit std::atomic<uint64_t> g_map_calls{0};
 constinit std::atomic<uint64_t> g_purge_calls{0};
 // process_madvise on this process: 0 not tried yet, 1 works, 2 refused (madvise per range).
@@ -45,10 +46,10 @@ bool PurgeBatched(const iovec* ranges, size_t count) {
   return false;
 }
 
-bool InjectFailure() {
-  long remaining = g_fail_maps.load(std::memory_order_relaxed);
+bool InjectFailure(std::atomic<long>& counter = g_fail_maps) {
+  long remaining = counter.load(std::memory_order_relaxed);
   while (remaining > 0) {
-    if (g_fail_maps.compare_exchange_weak(remaining, remaining - 1)) {
+    if (counter.compare_exchange_weak(remaining, remaining - 1)) {
       errno = ENOMEM;
       return true;
     }
@@ -110,6 +111,11 @@ void* OsRemap(void* address, size_t old_bytes, size_t new_bytes) {
   return moved == MAP_FAILED ? nullptr : moved;
 }
 
+bool OsMove(void* from, size_t bytes, void* to) {
+  if (InjectFailure(g_fail_moves)) return false;
+  return mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED;
+}
+
 uint64_t OsNowNs() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
@@ -125,6 +131,8 @@ unsigned OsCpuCount() {
 }
 
 void OsFailMapsForTesting(long count) { g_fail_maps.store(count > 0 ? count : 0); }
+
+void OsFailMovesForTesting(long count) { g_fail_moves.store(count > 0 ? count : 0); }
 
 uint64_t OsMapCallCount() { return g_map_calls.load(std::memory_order_relaxed); }
 

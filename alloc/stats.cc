@@ -9,6 +9,7 @@
 #include "chunk_registry.h"
 #include "decay.h"
 #include "huge.h"
+#include "huge_cache.h"
 #include "oom.h"
 #include "thread_cache.h"
 
@@ -161,6 +162,12 @@ void PrintStats(FILE* out) {
                        100.0 * static_cast<double>(stats.served_bytes - stats.requested_bytes) /
                            static_cast<double>(stats.served_bytes));
   }
+  HugeCacheStats huge_cache = GetHugeCacheStats();
+  length += snprintf(buffer + length, sizeof(buffer) - static_cast<size_t>(length),
+                     "  huge cache: %llu bytes in %llu pieces; reused %llu bytes, %llu pieces moved"
+                     " (%llu refused)\n",
+                     u(huge_cache.cached_bytes), u(huge_cache.cached_pieces),
+                     u(huge_cache.reused_bytes), u(huge_cache.moves), u(huge_cache.failed_moves));
   fwrite(buffer, 1, static_cast<size_t>(length), out);
   fputs("  class    size  pages regions   live  cached   runs\n", out);
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {

@@ -234,6 +234,7 @@ TEST(OutOfMemory, PurgeThenCallbackThenReserveThenEnomemUnderRlimitAs) {
 // Last: the first lethe_decay_tick switches this process to the caller's clock for good (and
 // the background thread off), which the tests above must not see when run in one process.
 TEST(Purge, DecayTickPurgesRunsOlderThanTheDecayTimeOnly) {
+  lethe_purge();  // nothing left dirty by earlier tests, which would be older than `start`
   uint64_t start = OsNowNs();
   lethe_decay_tick(start);
   void* keep = lethe_malloc(20000);

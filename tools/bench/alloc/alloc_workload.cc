@@ -363,6 +363,7 @@ void RunSlop() {
               100.0 * static_cast<double>(usable - requested) / static_cast<double>(requested),
               (rss_bytes - static_cast<double>(requested)) / kCount, requested / 1024,
               after - before);
+  if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // the allocator's view
   for (void* block : blocks) std::free(block);
 }
 
