@@ -100,6 +100,27 @@ TEST(SizeClasses, RunLayoutsHoldTheirRegionsAndHeader) {
   EXPECT_EQ(in_chunk, static_cast<int>(kSmallClassCount) - 2) << "all but the 8- and 16-byte runs";
 }
 
+// A run with a tail has no exact fit at its length or shorter; the classes of 4 KiB and more all
+// have one (k * 2^m bytes with k in 4..7), so none of them wastes a byte.
+TEST(SizeClasses, RunsAreExactFitsWhereOneIsNoLongerThanTheWasteRulesRun) {
+  for (const SmallClass& layout : kSmallClasses) {
+    size_t used = size_t{layout.region_count} * layout.size_bytes;
+    if (used == size_t{layout.run_pages} * kPageBytes || !layout.header_in_chunk()) continue;
+    for (uint32_t pages = 1; pages <= layout.run_pages; ++pages) {
+      EXPECT_NE((pages * kPageBytes) % layout.size_bytes, 0u)
+          << layout.size_bytes << " B fits " << pages << " pages exactly";
+    }
+  }
+  for (const SmallClass& layout : kSmallClasses) {
+    if (layout.size_bytes < 4096) continue;
+    EXPECT_EQ(size_t{layout.region_count} * layout.size_bytes, layout.run_pages * kPageBytes)
+        << layout.size_bytes;
+  }
+  EXPECT_EQ(kSmallClasses[SmallClassOf(5120)].run_pages, 5u);
+  EXPECT_EQ(kSmallClasses[SmallClassOf(8192)].run_pages, 2u);
+  EXPECT_EQ(kSmallClasses[SmallClassOf(48)].run_pages, 1u);  // not 3: see ChooseRun
+}
+
 TEST(SizeClasses, RegionCheckAcceptsExactlyTheRegionStartsOfARun) {
   for (size_t klass = 0; klass < kSmallClassCount; ++klass) {
     const SmallClass& layout = kSmallClasses[klass];
