@@ -95,25 +95,17 @@ uint32_t PagesOf(size_t bytes) { return static_cast<uint32_t>(bytes >> kLgPageBy
 // A huge block is at most 2^32 pages (16 TiB): its layout counts pages in 32 bits.
 bool HugeBytesOk(size_t bytes) { return bytes <= SIZE_MAX / 2 && PagesFor(bytes) <= UINT32_MAX; }
 
-// The layout of the first `pages` pages of `slot`'s block; the extents (or parts) after them go
-// to the huge cache: their pages stay resident for the next huge block.
-HugeLayout ShrinkLayout(const Slot& slot, uint32_t pages) {
-  HugeLayout layout = slot.layout;
-  uint32_t start = 0;
-  for (uint32_t i = 0; i < slot.layout.count; ++i) {
-    uint32_t end = slot.layout.ends[i];
-    if (end > pages) {
-      uint32_t from = start > pages ? start : pages;
-      HugeCachePut(slot.address + (size_t{from} << kLgPageBytes),
-                   size_t{end - from} << kLgPageBytes, slot.layout.ids[i]);
-      if (start < pages) {
-        layout.ends[i] = pages;
-        layout.count = i + 1;
-      }
+// The layout of the first `pages` pages of `slot`'s block.
+HugeLayout TruncatedLayout(const HugeLayout& layout, uint32_t pages) {
+  HugeLayout truncated = layout;
+  for (uint32_t i = 0; i < layout.count; ++i) {
+    if (layout.ends[i] >= pages) {
+      truncated.ends[i] = pages;
+      truncated.count = i + 1;
+      break;
     }
-    start = end;
   }
-  return layout;
+  return truncated;
 }
 
 }  // namespace
@@ -186,7 +178,14 @@ void* HugeReallocate(void* pointer, size_t bytes) {
   size_t old_bytes = old.bytes();
   Slot resized{old.address, OneExtent(PagesOf(bytes), HugeNewVmaId())};
   if (bytes < old_bytes) {
-    resized.layout = ShrinkLayout(old, PagesOf(bytes));
+    // The tail goes back to the OS at once: the caller said it is done with it. mremap shrinks
+    // one VMA; the tail of an assembled block may span several, which munmap takes.
+    resized.layout = TruncatedLayout(old.layout, PagesOf(bytes));
+    if (old.layout.count == 1) {
+      resized.address = reinterpret_cast<uintptr_t>(OsRemap(pointer, old_bytes, bytes));
+    } else {
+      OsUnmap(static_cast<unsigned char*>(pointer) + bytes, old_bytes - bytes);
+    }
   } else if (old.layout.count == 1) {
     void* moved = OsRemap(pointer, old_bytes, bytes);
     resized.address = reinterpret_cast<uintptr_t>(moved);

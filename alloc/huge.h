@@ -25,9 +25,10 @@ size_t HugeSize(const void* pointer);
 bool HugeLayoutOf(const void* pointer, HugeLayout* layout);
 // Frees the huge block into the huge cache; false when `pointer` is not one.
 bool HugeFree(void* pointer);
-// Resizes the block; nullptr when the OS refuses (the block is then intact). Shrinking hands the
-// tail to the huge cache; growing uses mremap (in place, or moved with its pages), except for a
-// block assembled from several VMAs, which is copied once into one fresh mapping.
+// Resizes the block; nullptr when the OS refuses (the block is then intact). Shrinking returns
+// the tail to the OS (mremap; munmap for an assembled block's tail); growing uses mremap (in
+// place, or moved with its pages), except for a block assembled from several VMAs, which is
+// copied once into one fresh mapping.
 void* HugeReallocate(void* pointer, size_t bytes);
 
 struct HugeStats {

@@ -229,7 +229,7 @@ TEST_F(HugeCache, AFailedGrowthOfAnAssembledBlockLeavesItIntact) {
   lethe_free(block);
 }
 
-TEST_F(HugeCache, ShrinkingKeepsTheAddressAndCachesTheTailOfEveryExtent) {
+TEST_F(HugeCache, ShrinkingAnAssembledBlockReturnsItsTailToTheOs) {
   FreeBlocksOf({2 * kMiB, 3 * kMiB / 2});
   auto* block = static_cast<unsigned char*>(lethe_malloc(4 * kMiB));  // 3 extents
   std::memset(block, 9, 4 * kMiB);
@@ -239,11 +239,16 @@ TEST_F(HugeCache, ShrinkingKeepsTheAddressAndCachesTheTailOfEveryExtent) {
   HugeLayout layout{};
   ASSERT_TRUE(HugeLayoutOf(shrunk, &layout));
   EXPECT_EQ(layout.count, 1u);
-  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 4 * kMiB - 3 * kMiB / 2);
+  EXPECT_EQ(layout.ends[0], 384u);
+  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 0u);
+  auto vmas = Vmas();
+  EXPECT_FALSE(InsideOneVma(vmas, reinterpret_cast<uintptr_t>(block) + 3 * kMiB / 2, kPageBytes));
+  EXPECT_FALSE(InsideOneVma(vmas, reinterpret_cast<uintptr_t>(block) + 4 * kMiB - kPageBytes,
+                            kPageBytes));
   EXPECT_TRUE(AllBytesAre(shrunk, 3 * kMiB / 2, 9));
   ExpectOneVmaEach({shrunk});
   lethe_free(shrunk);
-  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 4 * kMiB);
+  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 3 * kMiB / 2);
 }
 
 TEST_F(HugeCache, ARefusedMoveUnmapsThatPieceAndTheBlockIsFreshAndWhole) {
