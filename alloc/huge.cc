@@ -95,7 +95,7 @@ uint32_t PagesOf(size_t bytes) { return static_cast<uint32_t>(bytes >> kLgPageBy
 // A huge block is at most 2^32 pages (16 TiB): its layout counts pages in 32 bits.
 bool HugeBytesOk(size_t bytes) { return bytes <= SIZE_MAX / 2 && PagesFor(bytes) <= UINT32_MAX; }
 
-// The layout of the first `pages` pages of `slot`'s block.
+// The layout of the first `pages` pages of a block laid out as `layout`.
 HugeLayout TruncatedLayout(const HugeLayout& layout, uint32_t pages) {
   HugeLayout truncated = layout;
   for (uint32_t i = 0; i < layout.count; ++i) {
