@@ -90,8 +90,6 @@ void Erase(Slot* slot) {
   }
 }
 
-uint32_t PagesOf(size_t bytes) { return static_cast<uint32_t>(bytes >> kLgPageBytes); }
-
 // A huge block is at most 2^32 pages (16 TiB): its layout counts pages in 32 bits.
 bool HugeBytesOk(size_t bytes) { return bytes <= SIZE_MAX / 2 && PagesFor(bytes) <= UINT32_MAX; }
 
@@ -114,17 +112,19 @@ void* HugeAllocate(size_t bytes, size_t alignment, size_t* reused_bytes) {
   *reused_bytes = 0;
   if (!HugeBytesOk(bytes)) return nullptr;
   bytes = PagesFor(bytes) << kLgPageBytes;
-  HugeLayout layout = OneExtent(PagesOf(bytes), HugeNewVmaId());
-  void* block = nullptr;
-  if (alignment <= kPageBytes) block = HugeCacheTake(bytes, &layout, reused_bytes);
-  if (block == nullptr) block = OsMap(bytes, alignment);
+  HugeLayout layout{};
+  void* block = alignment <= kPageBytes ? HugeCacheTake(bytes, &layout, reused_bytes) : nullptr;
+  if (block == nullptr) {
+    block = OsMap(bytes, alignment);
+    layout = OneExtent(LayoutPages(bytes), HugeNewVmaId());
+  }
   if (block == nullptr) {
     size_t reserve_bytes = (bytes + kChunkBytes - 1) & ~(kChunkBytes - 1);
     if (alignment > kChunkBytes || (block = ReserveTake(reserve_bytes)) == nullptr) {
       return nullptr;
     }
     bytes = reserve_bytes;
-    layout = OneExtent(PagesOf(bytes), HugeNewVmaId());
+    layout = OneExtent(LayoutPages(bytes), HugeNewVmaId());
   }
   MutexLock lock(&g_huge_lock);
   if (!Insert(Slot{reinterpret_cast<uintptr_t>(block), layout})) {
@@ -176,11 +176,11 @@ void* HugeReallocate(void* pointer, size_t bytes) {
   }
   // The block is live and owned by the caller: nobody else can free it meanwhile.
   size_t old_bytes = old.bytes();
-  Slot resized{old.address, OneExtent(PagesOf(bytes), HugeNewVmaId())};
+  Slot resized{old.address, OneExtent(LayoutPages(bytes), HugeNewVmaId())};
   if (bytes < old_bytes) {
     // The tail goes back to the OS at once: the caller said it is done with it. mremap shrinks
     // one VMA; the tail of an assembled block may span several, which munmap takes.
-    resized.layout = TruncatedLayout(old.layout, PagesOf(bytes));
+    resized.layout = TruncatedLayout(old.layout, LayoutPages(bytes));
     if (old.layout.count == 1) {
       resized.address = reinterpret_cast<uintptr_t>(OsRemap(pointer, old_bytes, bytes));
     } else {

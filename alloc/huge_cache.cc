@@ -134,8 +134,6 @@ size_t TakeLocked(size_t bytes, Piece (&taken)[kMaxHugeExtents - 1]) {
   return count;
 }
 
-uint32_t PagesOf(size_t bytes) { return static_cast<uint32_t>(bytes >> kLgPageBytes); }
-
 // The block is the head of `piece`; the tail stays cached in place (same VMA).
 void* Cut(const Piece& piece, size_t bytes, HugeLayout* layout, size_t* reused_bytes) {
   Victims victims;
@@ -145,7 +143,7 @@ void* Cut(const Piece& piece, size_t bytes, HugeLayout* layout, size_t* reused_b
                  &victims);
   }
   g_reused_bytes += bytes;
-  *layout = OneExtent(PagesOf(bytes), piece.id);
+  *layout = OneExtent(LayoutPages(bytes), piece.id);
   *reused_bytes = bytes;
   return reinterpret_cast<void*>(piece.address);
 }
@@ -175,7 +173,7 @@ void* Assemble(const Piece* pieces, size_t count, size_t bytes, HugeLayout* layo
     }
     ++moved;
     offset += length;
-    made.ends[made.count] = PagesOf(offset);
+    made.ends[made.count] = LayoutPages(offset);
     made.ids[made.count++] = HugeNewVmaId();
     if (length < piece.bytes) {
       back[back_count++] =
@@ -183,7 +181,7 @@ void* Assemble(const Piece* pieces, size_t count, size_t bytes, HugeLayout* layo
     }
   }
   if (offset < bytes) {  // the rest of the fresh mapping
-    made.ends[made.count] = PagesOf(bytes);
+    made.ends[made.count] = LayoutPages(bytes);
     made.ids[made.count++] = HugeNewVmaId();
   }
   MutexLock lock(&g_cache_lock);
@@ -212,12 +210,6 @@ void* HugeCacheTake(size_t bytes, HugeLayout* layout, size_t* reused_bytes) {
 }
 
 uint32_t HugeNewVmaId() { return g_next_vma_id.fetch_add(1, std::memory_order_relaxed); }
-
-void HugeCachePut(uintptr_t address, size_t bytes, uint32_t id) {
-  Victims victims;
-  MutexLock lock(&g_cache_lock);
-  InsertLocked(Piece{address, bytes, DecayNowNs(), id}, &victims);
-}
 
 void HugeCachePutBlock(uintptr_t block, const HugeLayout& layout) {
   uint64_t now = DecayNowNs();

@@ -33,6 +33,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "size_classes.h"
+
 namespace lethe::internal {
 
 inline constexpr size_t kMaxHugeExtents = 4;
@@ -52,18 +54,18 @@ struct HugeLayout {
 constexpr HugeLayout OneExtent(uint32_t pages, uint32_t id) {
   return HugeLayout{{pages, 0, 0, 0}, {id, 0, 0, 0}, 1};
 }
+// A page-multiple length in pages, as a layout counts them (a huge block is < 2^32 pages).
+constexpr uint32_t LayoutPages(size_t bytes) { return static_cast<uint32_t>(bytes >> kLgPageBytes); }
 // A new VMA id, for a new mapping or a moved one.
 uint32_t HugeNewVmaId();
 
 // A block of `bytes` (a page multiple) made of cached pieces, and of fresh pages for what they
 // do not cover; nullptr when the cache is empty or the fresh mapping fails (the caller maps the
-// block itself, with the one extent *layout already holds). Otherwise *layout receives its
+// block itself; *layout and *reused_bytes are then untouched). Otherwise *layout receives its
 // extents and *reused_bytes the length of its start that holds old data (the rest reads as zero).
 void* HugeCacheTake(size_t bytes, HugeLayout* layout, size_t* reused_bytes);
 // Keeps the freed extents of the block at `block` for reuse (or unmaps them, see above).
 void HugeCachePutBlock(uintptr_t block, const HugeLayout& layout);
-// Keeps [address, address + bytes), which lies inside the VMA `id`, for reuse.
-void HugeCachePut(uintptr_t address, size_t bytes, uint32_t id);
 // Unmaps pieces freed at or before now_ns - decay_ns (every piece with decay_ns = 0 and now_ns =
 // UINT64_MAX); returns the next deadline (UINT64_MAX: none).
 uint64_t HugeCachePurge(uint64_t now_ns, uint64_t decay_ns);
