@@ -24,6 +24,8 @@
 //           RSS growth per object minus its requested size.
 //  pagemap  LIVE_RUNS large blocks (16-48 KiB, untouched), every other one freed again; then
 //           400,000 steps of two allocations and two frees. Reports ns per alloc+free.
+// ALLOC_WORKLOAD_STATS=1: churn (after its loads) and slop (after its figures) also print the
+// allocator's own view with malloc_stats (for Lethe: classes, dirty pages, the huge cache).
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/mman.h>
