@@ -55,7 +55,9 @@ constexpr HugeLayout OneExtent(uint32_t pages, uint32_t id) {
   return HugeLayout{{pages, 0, 0, 0}, {id, 0, 0, 0}, 1};
 }
 // A page-multiple length in pages, as a layout counts them (a huge block is < 2^32 pages).
-constexpr uint32_t LayoutPages(size_t bytes) { return static_cast<uint32_t>(bytes >> kLgPageBytes); }
+constexpr uint32_t LayoutPages(size_t bytes) {
+  return static_cast<uint32_t>(bytes >> kLgPageBytes);
+}
 // A new VMA id, for a new mapping or a moved one.
 uint32_t HugeNewVmaId();
 

@@ -56,7 +56,7 @@ typedef struct lethe_stats_t {
   uint64_t mapped_bytes;    /* address space mapped by the allocator */
   uint64_t resident_bytes;  /* estimate: active + dirty + metadata */
   uint64_t dirty_bytes;     /* freed pages not yet returned to the OS (free runs, large runs
-                               kept whole for reuse, pages of freed huge blocks in the huge cache) */
+                               kept whole for reuse, freed huge blocks' pages in the huge cache) */
   uint64_t purged_bytes;    /* cumulative bytes returned with madvise */
   uint64_t metadata_bytes;  /* chunk headers, arena and thread-cache bookkeeping */
   uint64_t bin_unused_bytes; /* free slots inside small runs */
