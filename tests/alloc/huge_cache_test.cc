@@ -302,6 +302,25 @@ TEST_F(HugeCache, TheOldestPieceMakesRoomAndShortPiecesAreNotKept) {
   EXPECT_EQ(GetHugeCacheStats().cached_bytes, kMiB + kMiB / 8 - 32 * 1024);
 }
 
+// One freed buffer over a quarter of huge_cache_kb (64 MiB by default) must not flush the rest:
+// it is unmapped at once, and the budget evicts the oldest pieces.
+TEST_F(HugeCache, APieceOverAQuarterOfTheBudgetIsNotKeptAndTheBudgetEvictsTheOldest) {
+  unsigned char* big = FilledBlock(16 * kMiB + kPageBytes, 1);
+  lethe_free(big);
+  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 0u);
+  EXPECT_FALSE(InsideOneVma(Vmas(), reinterpret_cast<uintptr_t>(big), kPageBytes));
+  std::vector<unsigned char*> blocks;
+  for (int i = 0; i < 5; ++i) blocks.push_back(FilledBlock(14 * kMiB, 1));
+  for (unsigned char* block : blocks) lethe_free(block);  // 70 MiB freed, oldest first
+  HugeCacheStats after = GetHugeCacheStats();
+  EXPECT_EQ(after.cached_bytes, 4 * 14 * kMiB);
+  bool oldest_kept = false;
+  for (const HugePieceView& piece : Pieces()) {
+    oldest_kept |= piece.address == reinterpret_cast<uintptr_t>(blocks[0]);
+  }
+  EXPECT_FALSE(oldest_kept);
+}
+
 TEST_F(HugeCache, APurgeUnmapsEveryPiece) {
   unsigned char* block = FilledBlock(3 * kMiB, 1);
   lethe_free(block);

@@ -16,6 +16,7 @@
 
 #include "allocator.h"
 #include "decay.h"
+#include "huge_cache.h"
 #include "lethe/alloc.h"
 #include "oom.h"
 #include "options.h"
@@ -255,6 +256,28 @@ TEST(Purge, DecayTickPurgesRunsOlderThanTheDecayTimeOnly) {
   EXPECT_GE(late.purged_bytes, freed.purged_bytes + 600u * 1024);
   lethe_free(keep);
   ValidateHeap();
+}
+
+// The huge cache decays on the same clock: a freed huge block's pages stay cached (and mapped)
+// until the decay time has passed, then they are unmapped.
+TEST(Purge, DecayTickUnmapsHugeCachePiecesOlderThanTheDecayTimeOnly) {
+  lethe_purge();
+  uint64_t start = OsNowNs();
+  lethe_decay_tick(start);
+  auto* block = static_cast<unsigned char*>(lethe_malloc(3 << 20));
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 1, 3 << 20);
+  lethe_free(block);
+  ASSERT_EQ(GetHugeCacheStats().cached_bytes, 3u << 20);
+  lethe_decay_tick(start + 999 * 1000000ull);
+  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 3u << 20);
+  unsigned char resident = 0;
+  EXPECT_EQ(mincore(block, kPageBytes, &resident), 0);  // still mapped
+  lethe_decay_tick(start + 1000 * 1000000ull);
+  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 0u);
+  errno = 0;
+  EXPECT_EQ(mincore(block, kPageBytes, &resident), -1);  // unmapped
+  EXPECT_EQ(errno, ENOMEM);
 }
 
 }  // namespace
