@@ -11,6 +11,7 @@
 
 #include "arena.h"
 #include "base.h"
+#include "caller_arenas.h"
 #include "decay.h"
 #include "huge.h"
 #include "os.h"
@@ -51,6 +52,7 @@ LETHE_NOINLINE bool InitSlow() {
     ArenasInit(g_options.arenas != 0 ? g_options.arenas : OsCpuCount());
     ReserveInit(g_options.oom_reserve_kb * 1024);
     ThreadCacheInitKey();
+    CallerArenasInit();
     g_init_state.store(2, std::memory_order_release);
     // May allocate (glibc keeps its handler list in malloc'd memory): the allocator is ready.
     pthread_atfork(ForkPrepare, ForkParent, ForkChild);
@@ -115,9 +117,12 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
     }
   }
   size_t reused = 0;
-  void* block = HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment, &reused);
+  Arena* owner = t_bound_arena;
+  void* block =
+      HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment, &reused, owner);
   if (block != nullptr) {
     CountHugeAllocation();
+    if (owner != nullptr) ArenaAddHuge(owner, HugeSize(block));
     if (zero) std::memset(block, 0, reused < size ? reused : size);  // fresh pages read as zero
   }
   return block;
@@ -215,7 +220,7 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
     InvalidPointer(pointer);
   } else if (ThreadCache* cache = t_cache;
              cache != nullptr && MapCount(entry) >= kLargeCacheMinPages &&
-             MapCount(entry) <= kLargeCacheMaxPages) {
+             MapCount(entry) <= kLargeCacheMaxPages && !ArenaOf(chunk)->caller) {
     int saved_errno = errno;
     bool cached = ThreadCachePutLarge(cache, pointer, MapCount(entry));
     errno = saved_errno;
@@ -226,8 +231,11 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
 
 void FreeNotInChunk(void* pointer) noexcept {
   int saved_errno = errno;
-  if (!HugeFree(pointer)) InvalidPointer(pointer);
+  void* owner = nullptr;
+  size_t bytes = 0;
+  if (!HugeFree(pointer, &owner, &bytes)) InvalidPointer(pointer);
   CountHugeFree();
+  if (owner != nullptr) ArenaRemoveHuge(static_cast<Arena*>(owner), bytes);
   DecayAfterHugeFree();
   errno = saved_errno;
 }
@@ -274,12 +282,18 @@ void* Reallocate(void* pointer, size_t size) {
       return pointer;
     }
   } else if (!IsArenaChunk(pointer) && size > kLargeMaxBytes) {
-    void* moved = HugeReallocate(pointer, size);
+    void* owner = nullptr;
+    size_t old_bytes = 0;
+    void* moved = HugeReallocate(pointer, size, &owner, &old_bytes);
     if (moved == nullptr) {
       PurgeAllArenas();
-      if (RunLowMemoryCallback(size)) moved = HugeReallocate(pointer, size);
+      if (RunLowMemoryCallback(size)) moved = HugeReallocate(pointer, size, &owner, &old_bytes);
     }
-    if (moved == nullptr) errno = ENOMEM;
+    if (moved == nullptr) {
+      errno = ENOMEM;
+    } else if (owner != nullptr) {
+      ArenaResizeHuge(static_cast<Arena*>(owner), old_bytes, PagesFor(size) << kLgPageBytes);
+    }
     return moved;
   }
   void* block = AllocateSlow(size, 0, false);
@@ -300,8 +314,7 @@ void* Reallocate(void* pointer, size_t size) {
 }
 
 void ValidateHeap() {
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    Arena& arena = g_arenas[i];
+  ForEachArena([](Arena& arena) {
     MutexLock lock(&arena.lock);
     arena.heap.Validate();
     size_t small_pages = 0;
@@ -315,7 +328,7 @@ void ValidateHeap() {
     LETHE_CHECK(small_pages * kPageBytes + arena.large_bytes_out ==
                     arena.heap.active_pages() * kPageBytes,
                 "active pages != small runs + large runs");
-  }
+  });
 }
 
 }  // namespace lethe::internal

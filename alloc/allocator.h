@@ -72,7 +72,8 @@ LETHE_ALWAYS_INLINE void Free(void* pointer) {
   uint32_t page = PageOf(chunk, pointer);
   uint32_t entry = chunk->map[page];
   ThreadCache* cache = t_cache;
-  if (LETHE_LIKELY(MapKind(entry) == PageKind::kSmall && cache != nullptr)) {
+  // A caller arena's regions (kMapNoCache) go to their arena: FreeSlow.
+  if (LETHE_LIKELY(MapCachedSmall(entry) && cache != nullptr)) {
     uint32_t klass = MapClass(entry);
     // The run starts MapCount(entry) pages below this page: the offset from the run's start is
     // the offset within this page plus that many pages (the entry's count field, in place).

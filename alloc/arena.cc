@@ -12,10 +12,21 @@ namespace lethe::internal {
 
 constinit Arena g_arenas[kMaxArenas] = {};
 constinit unsigned g_arena_count = 1;
+constinit Arena* g_caller_arenas[kMaxCallerArenas] = {};
+constinit std::atomic<uint32_t> g_caller_arena_slots{0};
+LETHE_TLS Arena* t_bound_arena = nullptr;
 
 namespace {
 constinit std::atomic<unsigned> g_next_arena{0};
 LETHE_TLS Arena* t_arena = nullptr;
+
+// Under the arena's lock after a free: claims the release of a closed arena that just emptied
+// (clearing `closed` so that nobody claims it twice); the caller releases it after unlocking.
+bool ClaimRelease(Arena* arena) {
+  if (!ArenaMustRelease(arena)) return false;
+  arena->closed = false;
+  return true;
+}
 }  // namespace
 
 void ArenasInit(unsigned count) {
@@ -29,6 +40,11 @@ void ArenasInit(unsigned count) {
 }
 
 Arena* ThreadArena() {
+  if (LETHE_UNLIKELY(t_bound_arena != nullptr)) return t_bound_arena;
+  return AutomaticArena();
+}
+
+Arena* AutomaticArena() {
   Arena* arena = t_arena;
   if (LETHE_LIKELY(arena != nullptr)) return arena;
   unsigned index = g_next_arena.fetch_add(1, std::memory_order_relaxed) % g_arena_count;
@@ -41,6 +57,7 @@ uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t c
   {
     MutexLock lock(&arena->lock);
     got = BinAllocate(&arena->bins[klass], klass, &arena->heap, out, count);
+    arena->allocations += got;
   }
   AddHeldBytes(uint64_t{got} * kSmallSizes[klass]);
   return got;
@@ -59,6 +76,7 @@ void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* z
     if (block == nullptr) return nullptr;
     arena->large_bytes_out += size_t{pages} << kLgPageBytes;
     ++arena->large_allocations;
+    ++arena->allocations;
   }
   AddHeldBytes(uint64_t{pages} << kLgPageBytes);
   return block;
@@ -66,27 +84,34 @@ void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* z
 
 void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer,
                bool park) {
-  MutexLock lock(&arena->lock);
-  if (MapKind(entry) == PageKind::kSmall) {
-    BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
-            DecayNowNs());
-    SubtractHeldBytes(kSmallSizes[MapClass(entry)]);
-  } else {
-    // Re-read under the lock: a racing double free of the same large block must see a free or
-    // parked run here.
-    uint32_t current = chunk->map[page];
-    if (!MapLiveLargeHead(current)) {
-      lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+  bool release;
+  {
+    MutexLock lock(&arena->lock);
+    if (MapKind(entry) == PageKind::kSmall) {
+      BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
+              DecayNowNs());
+      SubtractHeldBytes(kSmallSizes[MapClass(entry)]);
+    } else {
+      // Re-read under the lock: a racing double free of the same large block must see a free or
+      // parked run here.
+      uint32_t current = chunk->map[page];
+      if (!MapLiveLargeHead(current)) {
+        lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+      }
+      arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
+      SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
+      ++arena->large_frees;
+      arena->heap.FreeLarge(chunk, page, DecayNowNs(), park);
     }
-    arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
-    SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
-    ++arena->large_frees;
-    arena->heap.FreeLarge(chunk, page, DecayNowNs(), park);
+    ++arena->frees;
+    ArenaAfterRelease(arena);
+    release = ClaimRelease(arena);
   }
-  ArenaAfterRelease(arena);
+  if (release) ArenaRelease(arena);
 }
 
 void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
+  LETHE_DCHECK(!arena->caller, "a caller arena's block in a thread cache");
   uint64_t freed_bytes = 0;
   {
     MutexLock lock(&arena->lock);
@@ -99,12 +124,14 @@ void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
       freed_bytes += bytes;
       arena->heap.FreeLarge(chunk, page, now);
     }
+    arena->frees += count;
     ArenaAfterRelease(arena);
   }
   SubtractHeldBytes(freed_bytes);
 }
 
 void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
+  LETHE_DCHECK(!arena->caller, "a caller arena's block in a thread cache");
   MutexLock lock(&arena->lock);
   uint64_t now = DecayNowNs();
   uint64_t freed_bytes = 0;
@@ -115,6 +142,7 @@ void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
     BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointers[i], now);
     freed_bytes += kSmallSizes[MapClass(entry)];
   }
+  arena->frees += count;
   SubtractHeldBytes(freed_bytes);
   ArenaAfterRelease(arena);
 }
@@ -148,13 +176,15 @@ void ArenaAfterRelease(Arena* arena) {
 }
 
 void ArenasLockForFork() {
-  for (unsigned i = 0; i < g_arena_count; ++i) g_arenas[i].lock.Lock();
+  g_arena_handles_lock.Lock();
+  ForEachArena([](Arena& arena) { arena.lock.Lock(); });
 }
 
 void ArenasUnlockAfterFork(bool child) {
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    if (child) g_arenas[i].lock.ResetAfterFork(); else g_arenas[i].lock.Unlock();
-  }
+  ForEachArena([child](Arena& arena) {
+    if (child) arena.lock.ResetAfterFork(); else arena.lock.Unlock();
+  });
+  if (child) g_arena_handles_lock.ResetAfterFork(); else g_arena_handles_lock.Unlock();
 }
 
 }  // namespace lethe::internal

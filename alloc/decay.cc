@@ -37,13 +37,12 @@ constexpr uint64_t kClockSlackNs = 5000000;
 uint64_t PurgePass() {
   uint64_t decay_ns = DecayNs();
   uint64_t next = UINT64_MAX;
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    Arena& arena = g_arenas[i];
+  ForEachArena([&](Arena& arena) {
     MutexLock lock(&arena.lock);
     arena.heap.PurgeDecayed(DecayNowNs(), decay_ns);
     uint64_t oldest = arena.heap.OldestDirtyNs();
     if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
-  }
+  });
   uint64_t huge_next = HugeCachePurge(DecayNowNs(), decay_ns);
   return huge_next < next ? huge_next : next;
 }
@@ -160,18 +159,18 @@ void DecayTick(uint64_t now_ns) {
   g_manual_now_ns.store(now_ns);
   g_manual_clock.store(true);
   uint64_t decay_ns = DecayNs();
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    MutexLock lock(&g_arenas[i].lock);
-    g_arenas[i].heap.PurgeDecayed(now_ns, decay_ns);
-  }
+  ForEachArena([&](Arena& arena) {
+    MutexLock lock(&arena.lock);
+    arena.heap.PurgeDecayed(now_ns, decay_ns);
+  });
   HugeCachePurge(now_ns, decay_ns);
 }
 
 void PurgeAllArenas() {
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    MutexLock lock(&g_arenas[i].lock);
-    g_arenas[i].heap.PurgeAll();
-  }
+  ForEachArena([](Arena& arena) {
+    MutexLock lock(&arena.lock);
+    arena.heap.PurgeAll();
+  });
   HugeCachePurge(UINT64_MAX, 0);
 }
 

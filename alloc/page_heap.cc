@@ -219,7 +219,7 @@ void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass) {
   Span span;
   bool zeroed = false;
   if (!TakeRun(pages, false, &span, &zeroed)) return nullptr;
-  for (uint32_t i = 0; i < pages; ++i) span.chunk->map[span.page + i] = MapSmall(klass, i);
+  for (uint32_t i = 0; i < pages; ++i) span.chunk->map[span.page + i] = MapSmall(klass, i, small_flags_);
   return PageAddress(span.chunk, span.page);
 }
 
@@ -370,6 +370,17 @@ size_t PageHeap::PurgeAll() {
   return purged;
 }
 
+void PageHeap::ReleaseAll() {
+  LETHE_CHECK(active_pages_ == 0, "releasing a heap with live runs");
+  while (chunks_ != nullptr) UnmapChunk(chunks_);
+  void* owner = owner_;
+  uint32_t small_flags = small_flags_;
+  uint64_t purged = purged_pages_total_;
+  *this = PageHeap{};
+  Init(owner, small_flags);
+  purged_pages_total_ = purged;
+}
+
 uint64_t PageHeap::OldestDirtyNs() const {
   return lru_head_ == nullptr ? UINT64_MAX : lru_head_->dirty_since_ns;
 }
@@ -434,7 +445,8 @@ void PageHeap::Validate() const {
           LETHE_CHECK(klass < kSmallClassCount && MapCount(entry) == 0, "small run head entry");
           pages = kSmallClasses[klass].run_pages;
           for (uint32_t i = 0; i < pages; ++i) {
-            LETHE_CHECK(chunk->map[page + i] == MapSmall(klass, i), "small run page entry");
+            LETHE_CHECK(chunk->map[page + i] == MapSmall(klass, i, small_flags_),
+                        "small run page entry");
           }
           active += pages;
           previous_free = -1;

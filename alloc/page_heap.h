@@ -69,7 +69,11 @@ inline constexpr uint32_t kDirtyFirstLargePages = 64;
 class PageHeap {
  public:
   // `owner` (the arena) is recorded so that the free path finds the arena from a chunk.
-  void Init(void* owner) { owner_ = owner; }
+  // `small_flags` go into every small run's map entries (kMapNoCache for a caller arena).
+  void Init(void* owner, uint32_t small_flags = 0) {
+    owner_ = owner;
+    small_flags_ = small_flags;
+  }
   void* owner() const { return owner_; }
 
   // A run of `pages` (1..kChunkUsablePages) pages marked as one large block; nullptr when no chunk
@@ -95,6 +99,10 @@ class PageHeap {
   size_t PurgeExcess(size_t max_dirty_pages);
   // Purges every dirty run and unmaps the retained empty chunk.
   size_t PurgeAll();
+  // With no live run left (active_pages() == 0): unmaps every chunk without purging first and
+  // leaves the heap as Init left it (the cumulative purge count stays). For a caller arena
+  // whose last block went: its chunks go back whole.
+  void ReleaseAll();
   // When the oldest dirty run became dirty; UINT64_MAX when there is none.
   uint64_t OldestDirtyNs() const;
 
@@ -149,6 +157,7 @@ class PageHeap {
   void Unpark(Chunk* chunk, uint32_t page);
 
   void* owner_ = nullptr;
+  uint32_t small_flags_ = 0;
   Chunk* chunks_ = nullptr;
   Chunk* retained_ = nullptr;  // an entirely free chunk kept to avoid map/unmap churn
   // The batch of the purge in progress, flushed before any chunk is unmapped (a range left in it

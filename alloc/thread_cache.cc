@@ -83,7 +83,9 @@ void ThreadCacheInitKey() {
 
 ThreadCache* ThreadCacheGet() {
   if (t_cache != nullptr) return t_cache;
-  if (t_state != kFresh || !g_options.tcache || !g_key_ready) return nullptr;
+  if (t_state != kFresh || !g_options.tcache || !g_key_ready || t_bound_arena != nullptr) {
+    return nullptr;
+  }
   t_state = kCreating;  // allocations made while creating (pthread_setspecific) go uncached
   ThreadCache* cache;
   {
@@ -100,7 +102,7 @@ ThreadCache* ThreadCacheGet() {
       ++g_cache_count;
     }
     InitBins(cache);
-    cache->arena = ThreadArena();
+    cache->arena = AutomaticArena();
     cache->prev = nullptr;
     cache->next = g_live;
     if (g_live != nullptr) g_live->prev = cache;
@@ -110,6 +112,12 @@ ThreadCache* ThreadCacheGet() {
   t_cache = cache;
   t_state = kActive;
   return cache;
+}
+
+void ThreadCacheSuspend() { t_cache = nullptr; }
+
+void ThreadCacheResume() {
+  if (t_state == kActive) t_cache = static_cast<ThreadCache*>(pthread_getspecific(g_key));
 }
 
 void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
