@@ -97,7 +97,7 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
     return block;
   }
   if (size <= kLargeMaxBytes) {
-    size_t pages = PagesFor(size);
+    size_t pages = LargeClassPages(PagesFor(size));
     if (pages <= kLargeCacheMaxPages && alignment <= kPageBytes) {
       ThreadCache* cache = ThreadCacheGet();
       if (cache != nullptr) {
@@ -277,9 +277,12 @@ void* Reallocate(void* pointer, size_t size) {
   }
   if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes && size > kSmallMaxBytes &&
       size <= kLargeMaxBytes) {
+    // Within its class a large block stays as it is; past it, it grows in place to the new
+    // size's class when the pages after it are free, else it moves (below) into that class.
+    uint32_t new_pages = LargeClassPages(PagesFor(size));
+    if (size_t{new_pages} << kLgPageBytes == old_size) return pointer;
     Chunk* chunk = ChunkOf(pointer);
-    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, PageOf(chunk, pointer),
-                                static_cast<uint32_t>(PagesFor(size)))) {
+    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, PageOf(chunk, pointer), new_pages)) {
       PurgerAfterUnlock();
       return pointer;
     }

@@ -58,7 +58,7 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
                                                                     kSmallMaxBytes &&
              !SlowAllocations()) {
     // A cached large run of the same page count (thread_cache.h); a miss takes the slow path.
-    if (void* block = ThreadCacheTakeLarge(cache, static_cast<uint32_t>(PagesFor(size)))) {
+    if (void* block = ThreadCacheTakeLarge(cache, LargeClassPages(PagesFor(size)))) {
       return block;
     }
   }
