@@ -130,6 +130,14 @@ void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
   return block;
 }
 
+// The fail-after hook's refusal, as the OS's looks to the layers above: the low-memory callback
+// runs on this thread (whatever locks it holds), then the allocation fails.
+LETHE_NOINLINE void* InjectedFailure(size_t size) {
+  RunLowMemoryCallback(size);
+  errno = ENOMEM;
+  return nullptr;
+}
+
 // Steps 1-4 of oom.h after a first attempt failed.
 LETHE_NOINLINE void* AllocateAfterFailure(size_t size, size_t alignment, bool zero,
                                           bool written) {
@@ -159,10 +167,7 @@ bool EnsureInit() {
 
 void* AllocateSlow(size_t size, size_t alignment, bool zero, bool written) noexcept {
   EnsureInit();
-  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
   if (size == 0) size = 1;
   if (size > SIZE_MAX / 2) {
     errno = ENOMEM;
@@ -269,10 +274,7 @@ size_t UsableSize(const void* pointer) {
 void* Reallocate(void* pointer, size_t size) {
   if (pointer == nullptr) return Allocate(size);
   if (size == 0) size = 1;
-  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
   size_t old_size = UsableSize(pointer);  // also rejects invalid pointers
   if (size <= kSmallMaxBytes && old_size <= kSmallMaxBytes &&
       kSmallSizes[SmallClassOf(size)] == old_size) {

@@ -66,6 +66,7 @@ void* Account(void* block) {
 template <typename Allocate>
 void* AllocateWithRetry(size_t request_bytes, Allocate allocate) {
   if (ShouldInjectFailure()) {
+    RunLowMemoryCallback(request_bytes);  // as on a real refusal
     errno = ENOMEM;
     return nullptr;
   }
@@ -119,6 +120,7 @@ void lethe_free(void* pointer) noexcept {
 void* lethe_realloc(void* pointer, size_t size) noexcept {
   if (pointer == nullptr) return lethe_malloc(size);
   if (ShouldInjectFailure()) {
+    RunLowMemoryCallback(size);
     errno = ENOMEM;
     return nullptr;
   }

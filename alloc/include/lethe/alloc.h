@@ -163,7 +163,9 @@ void lethe_set_low_memory_callback(lethe_low_memory_callback_t callback,
                                    void* context) LETHE_NOEXCEPT;
 
 /* Test hook: the n-th following lethe_* allocation (n >= 1) fails with ENOMEM, once; n <= 0
- * disarms. Lets the layers above test their out-of-memory paths. Process-wide. */
+ * disarms. It fails as a refusal by the OS does: the low-memory callback runs first, on the
+ * allocating thread (with whatever locks it holds), then the allocation fails. Lets the layers
+ * above test their out-of-memory paths and their callbacks. Process-wide. */
 void lethe_fail_after(long n) LETHE_NOEXCEPT;
 
 #ifdef __cplusplus

@@ -18,20 +18,27 @@
 // kOverBudget and evicts nothing.
 // Pressure: moderate ages one generation (ongoing: nothing); critical drops every unreferenced entry.
 //
-// Threads: every method from any thread (one mutex); entries are released outside the mutex.
+// Out of memory: Put and SetPlaceholder return kOutOfMemory having changed nothing; lookups and
+// references allocate nothing under the lock; discarding never allocates.
+// TryDropUnreferenced is for the allocator's low-memory callback: it never waits for the lock.
+//
+// Threads: every method from any thread (one lethe::internal::CacheMutex); entries are released
+// outside the mutex.
 // Ownership: the cache owns its entries' EncodedImage through shared_ptr; Get hands out references.
 #ifndef LETHE_IMAGE_CACHE_H_
 #define LETHE_IMAGE_CACHE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "lethe/cache_mutex.h"
 #include "lethe/clock.h"
 #include "lethe/expiration_tracker.h"
 #include "lethe/image_format.h"
@@ -87,7 +94,7 @@ struct ImageCacheOptions {
 enum class ImageCacheOutcome {
   kStored,
   kOverBudget,   // cannot fit without dropping referenced entries
-  kOutOfMemory,  // the allocator refused the copy
+  kOutOfMemory,  // the allocator refused the copy or the cache's bookkeeping; nothing changed
   kInvalid,      // empty bytes, placeholder over kMaxPlaceholderBytes, or unknown URL
 };
 const char* ImageCacheOutcomeName(ImageCacheOutcome outcome);
@@ -126,6 +133,9 @@ class ImageCache {
   uint64_t Tick();
   Clock::TimePoint NextExpiryTime() const;
   uint64_t DropUnreferenced();
+  // DropUnreferenced for the allocator's low-memory callback: never waits. nullopt when the cache
+  // is locked (by this thread or another): nothing freed; the loop's critical dispatch does it.
+  std::optional<uint64_t> TryDropUnreferenced();
   uint64_t OnMemoryPressure(const MemoryPressureEvent& event);
   [[nodiscard]] MemoryPressure::Subscription SubscribeTo(MemoryPressure& pressure);
   [[nodiscard]] MemoryReporter::Registration RegisterReporter(MemoryReporter& reporter);
@@ -137,6 +147,11 @@ class ImageCache {
 
  private:
   struct Entry;
+  // Lookups by string_view, so that finding a URL under the lock allocates nothing.
+  struct UrlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view url) const { return std::hash<std::string_view>{}(url); }
+  };
   using DiscardList = std::vector<std::shared_ptr<const EncodedImage>>;
   enum class DiscardReason { kExpired, kCap, kPressure, kRemoved };
 
@@ -148,8 +163,8 @@ class ImageCache {
 
   const Clock& clock_;
   const ImageCacheOptions options_;
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
+  mutable internal::CacheMutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<Entry>, UrlHash, std::equal_to<>> entries_;
   ExpirationTracker<Entry> tracker_;  // the unreferenced entries
   DiscardList discarded_;
   DiscardReason aging_reason_ = DiscardReason::kExpired;
