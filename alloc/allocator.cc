@@ -87,8 +87,9 @@ void* AllocateSmall(uint32_t klass) {
   return block;
 }
 
-// One attempt, no out-of-memory handling. size > 0.
-void* TryAllocate(size_t size, size_t alignment, bool zero) {
+// One attempt, no out-of-memory handling. size > 0. `written`: the caller writes most of the
+// block at once (realloc's copy): a large run then takes resident (dirty) pages first.
+void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
   if (alignment < 8) alignment = 8;
   int klass = SmallClassFor(size, alignment > kPageBytes ? kChunkBytes : alignment);
   if (klass >= 0) {
@@ -97,7 +98,7 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
     return block;
   }
   if (size <= kLargeMaxBytes) {
-    size_t pages = PagesFor(size);
+    size_t pages = LargeClassPages(PagesFor(size));
     if (pages <= kLargeCacheMaxPages && alignment <= kPageBytes) {
       ThreadCache* cache = ThreadCacheGet();
       if (cache != nullptr) {
@@ -111,7 +112,8 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
     if (pages + extra <= kChunkUsablePages) {
       bool zeroed = false;
       void* block =
-          ArenaAllocateLarge(ThreadArena(), static_cast<uint32_t>(pages), alignment, &zeroed);
+          ArenaAllocateLarge(ThreadArena(), static_cast<uint32_t>(pages), alignment, &zeroed,
+                             written);
       if (block != nullptr && zero && !zeroed) std::memset(block, 0, size);
       return block;
     }
@@ -137,15 +139,16 @@ LETHE_NOINLINE void* InjectedFailure(size_t size) {
 }
 
 // Steps 1-4 of oom.h after a first attempt failed.
-LETHE_NOINLINE void* AllocateAfterFailure(size_t size, size_t alignment, bool zero) {
+LETHE_NOINLINE void* AllocateAfterFailure(size_t size, size_t alignment, bool zero,
+                                          bool written) {
   CountOomEvent();
   PurgeAllArenas();
-  if (void* block = TryAllocate(size, alignment, zero)) return block;
+  if (void* block = TryAllocate(size, alignment, zero, written)) return block;
   if (RunLowMemoryCallback(size)) {
-    if (void* block = TryAllocate(size, alignment, zero)) return block;
+    if (void* block = TryAllocate(size, alignment, zero, written)) return block;
   }
   ReserveAllow(true);
-  void* block = TryAllocate(size, alignment, zero);
+  void* block = TryAllocate(size, alignment, zero, written);
   ReserveAllow(false);
   if (block == nullptr) errno = ENOMEM;
   return block;
@@ -162,7 +165,7 @@ bool EnsureInit() {
   lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
 }
 
-void* AllocateSlow(size_t size, size_t alignment, bool zero) noexcept {
+void* AllocateSlow(size_t size, size_t alignment, bool zero, bool written) noexcept {
   EnsureInit();
   if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
   if (size == 0) size = 1;
@@ -170,8 +173,10 @@ void* AllocateSlow(size_t size, size_t alignment, bool zero) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  void* block = TryAllocate(size, alignment, zero);
-  if (LETHE_UNLIKELY(block == nullptr)) block = AllocateAfterFailure(size, alignment, zero);
+  void* block = TryAllocate(size, alignment, zero, written);
+  if (LETHE_UNLIKELY(block == nullptr)) {
+    block = AllocateAfterFailure(size, alignment, zero, written);
+  }
   if (block != nullptr && LETHE_UNLIKELY(g_options.slop)) RecordSlop(size, UsableSize(block));
   PurgerAfterUnlock();
   return block;
@@ -277,9 +282,12 @@ void* Reallocate(void* pointer, size_t size) {
   }
   if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes && size > kSmallMaxBytes &&
       size <= kLargeMaxBytes) {
+    // Within its class a large block stays as it is; past it, it grows in place to the new
+    // size's class when the pages after it are free, else it moves (below) into that class.
+    uint32_t new_pages = LargeClassPages(PagesFor(size));
+    if (size_t{new_pages} << kLgPageBytes == old_size) return pointer;
     Chunk* chunk = ChunkOf(pointer);
-    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, PageOf(chunk, pointer),
-                                static_cast<uint32_t>(PagesFor(size)))) {
+    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, PageOf(chunk, pointer), new_pages)) {
       PurgerAfterUnlock();
       return pointer;
     }
@@ -298,7 +306,7 @@ void* Reallocate(void* pointer, size_t size) {
     }
     return moved;
   }
-  void* block = AllocateSlow(size, 0, false);
+  void* block = AllocateSlow(size, 0, false, true);
   if (block == nullptr) return nullptr;
   std::memcpy(block, pointer, old_size < size ? old_size : size);
   if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes) {

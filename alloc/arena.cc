@@ -63,12 +63,13 @@ uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t c
   return got;
 }
 
-void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed) {
+void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed,
+                         bool written) {
   void* block;
   {
     MutexLock lock(&arena->lock);
     if (alignment <= kPageBytes) {
-      block = arena->heap.AllocateLarge(pages, zeroed);
+      block = arena->heap.AllocateLarge(pages, zeroed, written);
     } else {
       *zeroed = false;
       block = arena->heap.AllocateLargeAligned(pages, alignment, DecayNowNs());

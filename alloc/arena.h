@@ -85,7 +85,9 @@ inline Arena* ArenaOf(const Chunk* chunk) { return static_cast<Arena*>(chunk->he
 // Small regions of `klass` into out[] (lock taken inside); returns how many.
 uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t count);
 // A large run of `pages` pages aligned to `alignment` (<= page: no constraint). nullptr on OOM.
-void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed);
+// `written`: see PageHeap::AllocateLarge.
+void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed,
+                         bool written = false);
 // Frees one block of a chunk of `arena` (small or large; entry already read and checked to be a
 // small page or a large head).
 // `park`: a freed large run may be parked for its length (page_heap.h step 8); realloc passes

@@ -185,13 +185,13 @@ void PageHeap::MarkLarge(Chunk* chunk, uint32_t page, uint32_t pages) {
   for (uint32_t i = 1; i < pages; ++i) chunk->map[page + i] = MapLargeInterior(i);
 }
 
-void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed) {
+void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed, bool written) {
   if (void* parked = TakeParked(pages)) {
     *zeroed = false;
     return parked;
   }
   Span span;
-  if (!TakeRun(pages, pages < kDirtyFirstLargePages, &span, zeroed)) return nullptr;
+  if (!TakeRun(pages, !written && pages < kDirtyFirstLargePages, &span, zeroed)) return nullptr;
   MarkLarge(span.chunk, span.page, pages);
   return PageAddress(span.chunk, span.page);
 }

@@ -25,7 +25,8 @@
 //     faulted in while the dirty pages of the block freed before them waited to be purged.
 //     lethe-alloc-workload churn with its images of 0.3-1 MiB only: 109,000 faults before,
 //     73,000 after (tcmalloc 48,000), same peak (172 MB); the usual mix: 96,000 -> 89,000, same
-//     peak (239 MB).
+//     peak (239 MB). And the run a realloc moves a block into takes dirty runs first too: the
+//     copy writes it at once.
 //  4. Splitting takes the low end of the chosen run; the rest keeps its dirtiness and its place
 //     in the dirty LRU. Only the map entries at the ends of the two pieces are written.
 //  5. Freeing coalesces with the left and right neighbours of the same dirtiness, found by reading
@@ -77,8 +78,9 @@ class PageHeap {
   void* owner() const { return owner_; }
 
   // A run of `pages` (1..kChunkUsablePages) pages marked as one large block; nullptr when no chunk
-  // can be mapped. *zeroed tells whether all its pages read as zero.
-  void* AllocateLarge(uint32_t pages, bool* zeroed);
+  // can be mapped. *zeroed tells whether all its pages read as zero. `written`: the caller writes
+  // most of the block at once (a realloc's copy), so dirty runs go first (step 3).
+  void* AllocateLarge(uint32_t pages, bool* zeroed, bool written = false);
   // The same with the run's start aligned to `alignment` (a power of two > a page).
   void* AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t now_ns);
   // A run of `pages` pages marked as a small run of `klass`.
