@@ -36,7 +36,7 @@
 //           RSS growth against the requested and the usable bytes (what class rounding costs).
 //  xthread small|surfaces  producer/consumer: one thread allocates blocks and passes them in
 //           batches of 256 to a second thread that frees them. small: 4*10^6 blocks of 16 B-4 KiB
-//           (mostly <= 512 B); surfaces: 2*10^5 blocks of 16 KiB-4 MiB (log-uniform, first and
+//           (mostly <= 512 B); surfaces: 2*10^4 blocks of 16 KiB-4 MiB (log-uniform, first and
 //           last byte written), as decoded images go from decode threads to the main thread.
 //           Reports Mops/s and page faults (run_alloc_bench.py counts futex and madvise calls
 //           with strace in a separate run).
@@ -540,7 +540,7 @@ void RunRounding() {
 // not ready yields the CPU. The hand-over makes no system call of its own, so the futex calls
 // strace counts in a run are the allocator's.
 void RunCrossThread(bool surfaces) {
-  const long kBlocks = surfaces ? 200000 : 4000000;
+  const long kBlocks = surfaces ? 20000 : 4000000;
   constexpr size_t kBatch = 256;
   constexpr size_t kQueued = 8;
   struct Batch {
@@ -583,7 +583,7 @@ void RunCrossThread(bool surfaces) {
   }
   consumer.join();
   double elapsed = NowMs() - start;
-  std::printf("ms=%.1f mops=%.2f minflt=%ld peak_kb=%ld\n", elapsed,
+  std::printf("ms=%.1f mops=%.4f minflt=%ld peak_kb=%ld\n", elapsed,
               static_cast<double>(kBlocks) / elapsed / 1000.0, MinorFaults() - faults,
               PeakRssKb());
 }
