@@ -91,6 +91,7 @@ void ImageCache::Discard(Entry* entry, DiscardReason reason) {
     case DiscardReason::kPressure: ++stats_.discarded_by_pressure_count; break;
     case DiscardReason::kRemoved: break;
   }
+  if (reason != DiscardReason::kRemoved) RememberDrop(entry->url);
   internal::DeferRelease(discarded_, entry->image);
   std::string url = std::move(entry->url);
   entries_.erase(url);
@@ -100,6 +101,24 @@ uint64_t ImageCache::DropUnreferencedLocked(DiscardReason reason) {
   uint64_t before = used_bytes_;
   while (Entry* oldest = tracker_.PeekOldest()) Discard(oldest, reason);
   return before - used_bytes_;
+}
+
+void ImageCache::RememberDrop(std::string_view url) {
+  drops_[next_drop_] = Drop{std::hash<std::string_view>{}(url), clock_.Now(), true};
+  next_drop_ = (next_drop_ + 1) % drops_.size();
+}
+
+void ImageCache::CountRegret(std::string_view url, uint64_t cost) {
+  const size_t hash = std::hash<std::string_view>{}(url);
+  bool regretted = false;  // one regret per store, however often the URL was dropped before
+  for (Drop& drop : drops_) {
+    if (!drop.valid || drop.url_hash != hash) continue;
+    drop.valid = false;  // a drop is undone once
+    if (regretted || clock_.Now() - drop.when > options_.regret_window) continue;
+    regretted = true;
+    ++stats_.regret_count;
+    stats_.regret_bytes += cost;
+  }
 }
 
 // Puts `image` under `url`, replacing an existing entry's image (keeping its references).
@@ -128,6 +147,7 @@ ImageCacheOutcome ImageCache::Store(std::string_view url, std::shared_ptr<const 
       ++stats_.out_of_memory_count;
       return ImageCacheOutcome::kOutOfMemory;
     }
+    CountRegret(url, cost);
   } else {
     // Step 1: the existing entry leaves the books (and the tracker) while room is made.
     tracker_.Remove(existing);
@@ -305,6 +325,9 @@ void ImageCache::Report(MemoryReportCollector& collector) const {
   counter("out-of-memory", stats_.out_of_memory_count, "Puts whose copy the allocator refused.");
   counter("freed-by-pressure-bytes", stats_.freed_by_pressure_bytes,
           "Bytes released by memory-pressure events (a byte count, cumulative).");
+  counter("regrets", stats_.regret_count,
+          "Drops undone: compressed bytes stored again within 5 s of being dropped.");
+  counter("regret-bytes", stats_.regret_bytes, "Bytes of those (a byte count, cumulative).");
 }
 
 uint64_t ImageCache::used_bytes() const {

@@ -11,17 +11,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
-#include <future>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "lethe/alloc.h"
 #include "lethe/image_cache.h"
+#include "low_memory_test_util.h"
 #include "lethe/surface_cache.h"
 
 namespace lethe {
@@ -30,26 +27,9 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class HeapSurface : public CachedSurface {
- public:
-  explicit HeapSurface(size_t bytes) : pixels_(lethe_malloc(bytes)) {}
-  ~HeapSurface() override { lethe_free(pixels_); }
-  size_t MemoryBytes() const override { return lethe_usable_size(pixels_); }
-
- private:
-  void* pixels_;
-};
-
-// True when operator new is served by Lethe's allocator in this process.
-bool NewIsLethes() {
-  lethe_stats_t before;
-  lethe_stats(&before);
-  auto* probe = new std::vector<int>(100);
-  lethe_stats_t after;
-  lethe_stats(&after);
-  delete probe;
-  return after.allocation_count > before.allocation_count;
-}
+using testing::HeapSurface;
+using testing::NewIsLethes;
+using testing::RunWithFailure;
 
 // Both caches, filled, with the engine's kind of low-memory callback installed: it frees what it
 // can reach without waiting and records when a cache was locked (by this thread, in the call).
@@ -94,26 +74,6 @@ struct Caches {
   std::atomic<int> surfaces_busy{0};
   std::atomic<int> images_busy{0};
 };
-
-// Runs `call` on another thread with the n-th allocation failing; aborts the whole test program
-// when it has not returned within 30 s (a deadlock), so that CI fails instead of hanging.
-void RunWithFailure(long n, const std::function<void()>& call, const std::string& what) {
-  auto done = std::async(std::launch::async, [&] {
-    lethe_fail_after(n);
-    try {
-      call();
-    } catch (const std::bad_alloc&) {
-      // Allowed where documented (LockImage); the checks below see whether anything changed.
-    }
-    lethe_fail_after(0);
-  });
-  if (done.wait_for(seconds(30)) != std::future_status::ready) {
-    std::fprintf(stderr, "DEADLOCK: %s with allocation %ld failing did not return in 30 s\n",
-                 what.c_str(), n);
-    std::abort();
-  }
-  done.get();
-}
 
 struct Scenario {
   std::string name;

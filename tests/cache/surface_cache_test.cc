@@ -9,6 +9,7 @@
 
 #include "about_memory_rules.h"
 #include "lethe/alloc.h"
+#include "low_memory_test_util.h"
 
 namespace lethe {
 namespace {
@@ -30,16 +31,7 @@ class FakeSurface : public CachedSurface {
   bool animated_;
 };
 
-// A surface whose pixels come from Lethe's allocator: its cost is their usable size.
-class HeapSurface : public CachedSurface {
- public:
-  explicit HeapSurface(size_t bytes) : pixels_(lethe_malloc(bytes)) {}
-  ~HeapSurface() override { lethe_free(pixels_); }
-  size_t MemoryBytes() const override { return lethe_usable_size(pixels_); }
-
- private:
-  void* pixels_;
-};
+using testing::HeapSurface;
 
 std::shared_ptr<CachedSurface> Fake(size_t bytes) { return std::make_shared<FakeSurface>(bytes); }
 

@@ -17,6 +17,9 @@
 // first; one that cannot fit even then (cost > max_bytes - referenced bytes) is refused with
 // kOverBudget and evicts nothing.
 // Pressure: moderate ages one generation (ongoing: nothing); critical drops every unreferenced entry.
+// Regret: a URL stored again within regret_window (5 s) of being dropped (expired, evicted, by
+// pressure) is a drop undone: counted with its bytes. The last 64 drops are remembered (by a hash
+// of the URL, in fixed storage: dropping never allocates).
 //
 // Out of memory: Put and SetPlaceholder return kOutOfMemory having changed nothing; lookups and
 // references allocate nothing under the lock; discarding never allocates.
@@ -28,6 +31,7 @@
 #ifndef LETHE_IMAGE_CACHE_H_
 #define LETHE_IMAGE_CACHE_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -89,6 +93,7 @@ struct ImageCacheOptions {
   uint32_t generation_count = 2;
   Clock::Duration generation_period = std::chrono::seconds(60);
   uint64_t max_bytes = uint64_t{256} << 20;
+  Clock::Duration regret_window = std::chrono::seconds(5);
 };
 
 enum class ImageCacheOutcome {
@@ -108,6 +113,8 @@ struct ImageCacheStats {
   uint64_t over_budget_count = 0;
   uint64_t out_of_memory_count = 0;
   uint64_t freed_by_pressure_bytes = 0;
+  uint64_t regret_count = 0;  // URLs stored again within regret_window of being dropped
+  uint64_t regret_bytes = 0;  // their bytes
 };
 
 class ImageCache {
@@ -157,6 +164,8 @@ class ImageCache {
 
   // Caller holds mutex_.
   ImageCacheOutcome Store(std::string_view url, std::shared_ptr<const EncodedImage> image);
+  void RememberDrop(std::string_view url);
+  void CountRegret(std::string_view url, uint64_t cost);
   void Discard(Entry* entry, DiscardReason reason);
   uint64_t DropUnreferencedLocked(DiscardReason reason);
   void Report(MemoryReportCollector& collector) const;
@@ -168,6 +177,13 @@ class ImageCache {
   ExpirationTracker<Entry> tracker_;  // the unreferenced entries
   DiscardList discarded_;
   DiscardReason aging_reason_ = DiscardReason::kExpired;
+  struct Drop {
+    size_t url_hash = 0;
+    Clock::TimePoint when{};
+    bool valid = false;
+  };
+  std::array<Drop, 64> drops_{};  // a ring of the latest drops
+  size_t next_drop_ = 0;
   uint64_t used_bytes_ = 0;
   uint64_t referenced_bytes_ = 0;
   ImageCacheStats stats_;
