@@ -415,11 +415,12 @@ int main(int argc, char** argv) {
   } else if (mode == "pagemap" && argc > 2) {
     RunPageMap(static_cast<size_t>(std::atol(argv[2])));
   } else {
-    std::fprintf(stderr,
+    const bool help = mode == "--help" || mode == "-h";
+    std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS\n",
                  argv[0], Churn::kCycles * Churn::kPages);
-    return 2;
+    return help ? 0 : 2;
   }
   return 0;
 }
