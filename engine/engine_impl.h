@@ -4,10 +4,13 @@
 // pressure sources go first (they call in), then the decode pool (its workers insert into the
 // SurfaceCache), the windows and the BfCache (their documents release images from the store and the
 // ImageCache), the store, the caches, and last the loop and the clock.
-// Loop thread only, except where a method says otherwise.
+// Loop thread only, except where a method says otherwise. The methods live in files named for what
+// they hold: engine_setup.cc (construction, Start), engine_memory.cc (ticks, pressure, reports,
+// traces), engine_navigation.cc (windows, history, visibility), engine_drawing.cc (decodes, frames).
 #ifndef LETHE_ENGINE_ENGINE_IMPL_H_
 #define LETHE_ENGINE_ENGINE_IMPL_H_
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +28,10 @@
 #include "text_painter.h"
 
 namespace lethe::internal {
+
+inline double Microseconds(Clock::Duration duration) {
+  return std::chrono::duration<double, std::micro>(duration).count();
+}
 
 class EngineImpl {
  public:
@@ -56,6 +63,21 @@ class EngineImpl {
 
   Window* FindWindow(WindowId id) const;
 
+  // For the facade's getters.
+  WindowId foreground() const { return foreground_; }
+  const std::map<WindowId, std::unique_ptr<Window>>& windows() const { return windows_; }
+  EventLoop& loop() { return loop_; }
+  Clock& clock() { return clock_; }
+  const EngineOptions& options() const { return options_; }
+  // The counters, with the glyph tables' rasterizations filled in.
+  EngineStats stats() const;
+  const PressureOutcome& last_pressure() const { return last_pressure_; }
+  SurfaceCache& surfaces() { return surfaces_; }
+  ImageCache& images() { return images_; }
+  BfCache& bfcache() { return bfcache_; }
+  PressureMonitor* monitor() { return monitor_.get(); }
+
+ private:
   EngineOptions options_;
   std::unique_ptr<ManualClock> owned_clock_;
   Clock& clock_;
@@ -93,7 +115,6 @@ class EngineImpl {
   std::unique_ptr<PressureMonitor> monitor_;
   std::unique_ptr<ControlServer> control_;
 
- private:
   std::unique_ptr<Document> LoadDocument(const std::string& path, std::string* error);
   std::unique_ptr<Document> MakeDocument(const PageDescription& page, const std::string& url);
   // Makes `document` the window's new history entry (the old one frozen in the BfCache).

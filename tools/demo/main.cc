@@ -306,6 +306,15 @@ int Demo::Summarize() {
               static_cast<unsigned long long>(s.discarded_by_pressure_count),
               static_cast<unsigned long long>(s.over_budget_count),
               static_cast<unsigned long long>(engine_stats.decode_failure_count));
+  std::printf("  regret (re-decoded within %.0f s of the discard): %llu surfaces, %.2f MB, %.3f ms of "
+              "decoding (after expiry %llu, the cap %llu, pressure %llu); all re-decodes: %.3f ms\n",
+              std::chrono::duration<double>(SurfaceCacheOptions{}.regret_window).count(),
+              static_cast<unsigned long long>(s.regret_count), Mb(s.regret_bytes),
+              static_cast<double>(s.regret_time_ns) / 1e6,
+              static_cast<unsigned long long>(s.regret_after_expiry_count),
+              static_cast<unsigned long long>(s.regret_after_cap_count),
+              static_cast<unsigned long long>(s.regret_after_pressure_count),
+              static_cast<double>(s.redecode_time_ns) / 1e6);
   std::printf("\nCritical pressure at t=%.0fs (real time to respond: %.3f ms)\n", pressure_time_,
               std::chrono::duration<double, std::milli>(pressure_result_.total_elapsed).count());
   for (const MemoryPressureListenerResult& listener : pressure_result_.listeners) {
