@@ -209,10 +209,18 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
 }
 
 namespace {
-// Frees a checked block of `chunk` to its arena (park: see ArenaFree), keeping errno.
+// Frees a checked block of `chunk` to its arena (park: see ArenaFree), keeping errno. A large run
+// of another thread's automatic arena goes on that arena's remote-free stack, without its lock.
 void FreeToArena(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry, bool park) noexcept {
   int saved_errno = errno;
-  ArenaFree(ArenaOf(chunk), chunk, page, entry, pointer, park);
+  Arena* arena = ArenaOf(chunk);
+  if (park && MapKind(entry) != PageKind::kSmall && !arena->caller &&
+      arena != AutomaticArena()) {
+    ArenaFreeRemote(arena, chunk, page);
+    errno = saved_errno;
+    return;
+  }
+  ArenaFree(arena, chunk, page, entry, pointer, park);
   PurgerAfterUnlock();
   errno = saved_errno;
 }
@@ -230,7 +238,10 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
     InvalidPointer(pointer);
   } else if (ThreadCache* cache = t_cache;
              cache != nullptr && MapCount(entry) >= kLargeCacheMinPages &&
-             MapCount(entry) <= kLargeCacheMaxPages && !ArenaOf(chunk)->caller) {
+             MapCount(entry) <= kLargeCacheMaxPages && ArenaOf(chunk) == cache->arena) {
+    // Only the thread's own arena's runs: another arena's (a caller arena's, or another
+    // thread's, which FreeToArena sends back without a lock) would fill the cache of a thread
+    // that may never ask for them, and flush one at a time.
     int saved_errno = errno;
     bool cached = ThreadCachePutLarge(cache, pointer, MapCount(entry));
     errno = saved_errno;
@@ -326,6 +337,7 @@ void* Reallocate(void* pointer, size_t size) {
 void ValidateHeap() {
   ForEachArena([](Arena& arena) {
     MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
     arena.heap.Validate();
     size_t small_pages = 0;
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {

@@ -27,6 +27,24 @@ bool ClaimRelease(Arena* arena) {
   arena->closed = false;
   return true;
 }
+
+size_t DirtyLimit(const PageHeap& heap) {
+  size_t limit = heap.active_pages() * g_options.dirty_percent / 100;
+  return limit < kDirtyFloorPages ? kDirtyFloorPages : limit;
+}
+
+// Under the lock: frees the live large run at `page` (checked: a racing double free must see a
+// free or parked run here).
+void FreeLargeLocked(Arena* arena, Chunk* chunk, uint32_t page, void* pointer, uint64_t now,
+                     bool park) {
+  uint32_t current = chunk->map[page];
+  if (!MapLiveLargeHead(current)) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+  arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
+  SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
+  ++arena->large_frees;
+  ++arena->frees;
+  arena->heap.FreeLarge(chunk, page, now, park);
+}
 }  // namespace
 
 void ArenasInit(unsigned count) {
@@ -56,6 +74,7 @@ uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t c
   uint32_t got;
   {
     MutexLock lock(&arena->lock);
+    ArenaDrainRemoteFrees(arena);
     got = BinAllocate(&arena->bins[klass], klass, &arena->heap, out, count);
     arena->allocations += got;
   }
@@ -68,6 +87,7 @@ void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* z
   void* block;
   {
     MutexLock lock(&arena->lock);
+    ArenaDrainRemoteFrees(arena);
     if (alignment <= kPageBytes) {
       block = arena->heap.AllocateLarge(pages, zeroed, written);
     } else {
@@ -88,23 +108,15 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
   bool release;
   {
     MutexLock lock(&arena->lock);
+    ArenaDrainRemoteFrees(arena);
     if (MapKind(entry) == PageKind::kSmall) {
       BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
               DecayNowNs());
       SubtractHeldBytes(kSmallSizes[MapClass(entry)]);
+      ++arena->frees;
     } else {
-      // Re-read under the lock: a racing double free of the same large block must see a free or
-      // parked run here.
-      uint32_t current = chunk->map[page];
-      if (!MapLiveLargeHead(current)) {
-        lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
-      }
-      arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
-      SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
-      ++arena->large_frees;
-      arena->heap.FreeLarge(chunk, page, DecayNowNs(), park);
+      FreeLargeLocked(arena, chunk, page, pointer, DecayNowNs(), park);
     }
-    ++arena->frees;
     ArenaAfterRelease(arena);
     release = ClaimRelease(arena);
   }
@@ -164,16 +176,50 @@ bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t
   return true;
 }
 
-void ArenaAfterRelease(Arena* arena) {
-  PageHeap& heap = arena->heap;
-  size_t dirty = heap.dirty_pages();
-  if (dirty == 0) return;
-  size_t limit = heap.active_pages() * g_options.dirty_percent / 100;
-  if (limit < kDirtyFloorPages) limit = kDirtyFloorPages;
+
+void ArenaPurgeExcess(Arena* arena) {
+  size_t limit = DirtyLimit(arena->heap);
   // Purge down to half the limit, so that a steady alloc/free pattern at the limit does not make
   // a madvise call per free.
-  if (dirty > limit) heap.PurgeExcess(limit / 2);
+  if (arena->heap.dirty_pages() > limit) arena->heap.PurgeExcess(limit / 2);
+}
+
+void ArenaAfterRelease(Arena* arena) {
+  PageHeap& heap = arena->heap;
+  if (heap.dirty_pages() == 0) return;
+  if (heap.dirty_pages() > DirtyLimit(heap) && !DeferExcessPurge()) ArenaPurgeExcess(arena);
   DecayAfterRelease(arena);
+}
+
+void ArenaFreeRemote(Arena* arena, Chunk* chunk, uint32_t page) {
+  uint32_t pages = MapCount(chunk->map[page]);  // before the push: a drain may free it at once
+  FreeRunNode* node = &chunk->nodes[page];
+  FreeRunNode* head = arena->remote_frees.load(std::memory_order_relaxed);
+  do {
+    node->size_next = head;
+  } while (!arena->remote_frees.compare_exchange_weak(head, node, std::memory_order_release,
+                                                      std::memory_order_relaxed));
+  uint32_t pending = arena->remote_pages.fetch_add(pages, std::memory_order_relaxed) + pages;
+  if (pending > kRemoteFreeMaxPages) {
+    MutexLock lock(&arena->lock);
+    ArenaDrainRemoteFrees(arena);
+  }
+}
+
+void ArenaDrainRemoteFreesSlow(Arena* arena) {
+  FreeRunNode* node = arena->remote_frees.exchange(nullptr, std::memory_order_acquire);
+  uint64_t now = DecayNowNs();
+  uint32_t pages = 0;
+  while (node != nullptr) {
+    FreeRunNode* next = node->size_next;  // read first: freeing reuses the node
+    Chunk* chunk = ChunkOf(node);
+    uint32_t page = NodePage(chunk, node);
+    pages += MapCount(chunk->map[page]);
+    FreeLargeLocked(arena, chunk, page, PageAddress(chunk, page), now, true);
+    node = next;
+  }
+  arena->remote_pages.fetch_sub(pages, std::memory_order_relaxed);
+  ArenaAfterRelease(arena);
 }
 
 void ArenasLockForFork() {

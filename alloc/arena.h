@@ -42,7 +42,15 @@ struct Arena {
   // thread caches included: for a caller arena, whose blocks skip the caches, the user's blocks).
   uint64_t allocations = 0;
   uint64_t frees = 0;
+  // Large runs freed by threads of other arenas, waiting to be freed under the lock (a stack
+  // linked through the free-run node of each run's first page, unused while the run is live):
+  // such a free takes no lock; whoever next holds the lock frees them (ArenaDrainRemoteFrees).
+  std::atomic<FreeRunNode*> remote_frees{nullptr};
+  std::atomic<uint32_t> remote_pages{0};
 };
+
+// Pages a remote-free stack may hold before the thread that pushes onto it drains it itself.
+inline constexpr uint32_t kRemoteFreeMaxPages = 4096;  // 16 MiB
 
 // Dirty pages an arena may always keep, whatever its active size (2 MiB).
 inline constexpr size_t kDirtyFloorPages = 512;
@@ -102,6 +110,19 @@ void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count);
 // Large realloc in place: true when the run at `page` now has `new_pages` pages.
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages);
 
+// Frees a live large run of an automatic arena that the calling thread does not own without
+// taking the arena's lock (see Arena::remote_frees).
+void ArenaFreeRemote(Arena* arena, Chunk* chunk, uint32_t page);
+// Under the arena's lock: frees the runs other threads left on its remote-free stack.
+inline void ArenaDrainRemoteFrees(Arena* arena);
+void ArenaDrainRemoteFreesSlow(Arena* arena);
+inline void ArenaDrainRemoteFrees(Arena* arena) {
+  if (LETHE_UNLIKELY(arena->remote_frees.load(std::memory_order_relaxed) != nullptr)) {
+    ArenaDrainRemoteFreesSlow(arena);
+  }
+}
+// Under the arena's lock: purges down to half the dirty limit when the dirty pages exceed it.
+void ArenaPurgeExcess(Arena* arena);
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
 // pages, at least kDirtyFloorPages allowed; purging down to half of it) and, without a background thread, decays.
 void ArenaAfterRelease(Arena* arena);

@@ -108,7 +108,7 @@ struct FreeRunNode {
 
 struct Chunk {
   PageHeap* heap;      // owner; its arena's lock guards everything below
-  Chunk* prev;         // the heap's list of chunks
+  Chunk* prev;         // the heap's ring of chunks
   Chunk* next;
   uint64_t reserved;
   uint32_t map[kChunkPages];

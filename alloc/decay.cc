@@ -24,6 +24,7 @@ constinit std::atomic<uint64_t> g_manual_now_ns{0};
 constinit std::atomic<int> g_purger_state{kNotStarted};
 constinit std::atomic<bool> g_purger_idle{false};   // scanning or asleep without a deadline
 constinit std::atomic<bool> g_attention{false};     // a release wants the thread started/woken
+constinit std::atomic<bool> g_excess_pending{false};  // an arena passed its dirty limit
 constinit Mutex g_purger_lock;
 constinit bool g_wake_pending = false;              // guarded by g_purger_lock
 constinit bool g_cond_ready = false;
@@ -37,8 +38,11 @@ constexpr uint64_t kClockSlackNs = 5000000;
 uint64_t PurgePass() {
   uint64_t decay_ns = DecayNs();
   uint64_t next = UINT64_MAX;
+  g_excess_pending.store(false, std::memory_order_relaxed);
   ForEachArena([&](Arena& arena) {
     MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
+    ArenaPurgeExcess(&arena);
     arena.heap.PurgeDecayed(DecayNowNs(), decay_ns);
     uint64_t oldest = arena.heap.OldestDirtyNs();
     if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
@@ -129,6 +133,18 @@ void DecayAfterRelease(Arena* arena) {
   }
 }
 
+bool DeferExcessPurge() {
+  if (g_purger_state.load(std::memory_order_relaxed) != kRunning ||
+      g_manual_clock.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  // One wake-up per pass: the pass clears the flag before it visits the arenas.
+  if (!g_excess_pending.exchange(true, std::memory_order_relaxed)) {
+    g_attention.store(true, std::memory_order_relaxed);
+  }
+  return true;
+}
+
 void DecayAfterHugeFree() {
   int state = g_purger_state.load(std::memory_order_relaxed);
   if (state == kRunning && !g_manual_clock.load(std::memory_order_relaxed)) {
@@ -161,6 +177,7 @@ void DecayTick(uint64_t now_ns) {
   uint64_t decay_ns = DecayNs();
   ForEachArena([&](Arena& arena) {
     MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
     arena.heap.PurgeDecayed(now_ns, decay_ns);
   });
   HugeCachePurge(now_ns, decay_ns);
@@ -169,6 +186,7 @@ void DecayTick(uint64_t now_ns) {
 void PurgeAllArenas() {
   ForEachArena([](Arena& arena) {
     MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
     arena.heap.PurgeAll();
   });
   HugeCachePurge(UINT64_MAX, 0);

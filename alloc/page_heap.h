@@ -118,6 +118,13 @@ class PageHeap {
 
   // Walks every chunk and list and LETHE_CHECKs every invariant of chunk.h and of the counters.
   void Validate() const;
+  // Validate() at LETHE_DEBUG_LEVEL >= 2, after every operation that changes the map in bulk
+  // (purge, large free, a small run's free, chunk unmaps), as mimalloc's expensive asserts do.
+  void ValidateIfExpensive() const {
+#if LETHE_DEBUG_LEVEL >= 2
+    Validate();
+#endif
+  }
 
  private:
   struct Span {
@@ -136,6 +143,9 @@ class PageHeap {
   FreeRunNode* RemoveFree(Chunk* chunk, uint32_t page);
   // Frees [page, page + pages) with the given dirtiness, coalescing with like neighbours.
   void ReleaseRun(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t now_ns);
+  // Step 5, for ReleaseRun and PurgeRun: merges the run [page, page + pages) (out of every list)
+  // with the free neighbours of the same dirtiness and inserts the result (InsertCoalesced).
+  void Coalesce(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t since_ns);
   // Inserts a coalesced free run, or retains/unmaps its chunk when the run is the whole chunk.
   void InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t since_ns);
   // Takes the run out of the dirty lists as clean and adds its pages to `batch`.
@@ -160,7 +170,7 @@ class PageHeap {
 
   void* owner_ = nullptr;
   uint32_t small_flags_ = 0;
-  Chunk* chunks_ = nullptr;
+  Chunk* chunks_ = nullptr;  // ring through Chunk::prev/next
   Chunk* retained_ = nullptr;  // an entirely free chunk kept to avoid map/unmap churn
   // The batch of the purge in progress, flushed before any chunk is unmapped (a range left in it
   // could otherwise be purged after its address was mapped again for someone else).
@@ -171,8 +181,7 @@ class PageHeap {
   FreeRunNode* parked_[kParkLengths] = {};
   uint32_t parked_count_[kParkLengths] = {};
   size_t parked_pages_ = 0;
-  FreeRunNode* lru_head_ = nullptr;  // oldest dirty run
-  FreeRunNode* lru_tail_ = nullptr;
+  FreeRunNode* lru_ = nullptr;  // ring of dirty runs, the oldest at the head
   size_t active_pages_ = 0;
   size_t dirty_pages_ = 0;
   size_t chunk_count_ = 0;

@@ -2,7 +2,8 @@
 // it with LD_PRELOAD). Prints one line of "key=value" results. Driven by run_alloc_bench.py.
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
-//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding | xthread
+//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding | xthread small|surfaces |
+//        pairs N
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -34,10 +35,14 @@
 //           per MiB allocated.
 //  rounding 3000 large blocks of 16 KiB-1 MiB (log-uniform), only the requested bytes written:
 //           RSS growth against the requested and the usable bytes (what class rounding costs).
-//  xthread  producer/consumer: one thread allocates blocks of 16 B-4 KiB (mostly small) and
-//           passes them through a queue to a second thread that frees them; 4*10^6 blocks.
+//  xthread small|surfaces  producer/consumer: one thread allocates blocks and passes them in
+//           batches of 256 to a second thread that frees them. small: 4*10^6 blocks of 16 B-4 KiB
+//           (mostly <= 512 B); surfaces: 2*10^4 blocks of 16 KiB-4 MiB (log-uniform, first and
+//           last byte written), as decoded images go from decode threads to the main thread.
 //           Reports Mops/s and page faults (run_alloc_bench.py counts futex and madvise calls
 //           with strace in a separate run).
+//  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
+//           instructions per pair with callgrind (Ir of pairs 2N minus Ir of pairs N, over N).
 // Every mode also prints minflt: minor page faults of the measured part (churn, mt, realloc, slop
 // and pagemap: of the whole process).
 // ALLOC_WORKLOAD_STATS=1: churn (after its loads) and slop (after its figures) also print the
@@ -533,38 +538,71 @@ void RunRounding() {
 }
 
 // ---- cross-thread frees: one producer, one consumer --------------------------------------------
-void RunCrossThread() {
-  constexpr long kBlocks = 4000000;
-  constexpr size_t kQueue = 4096;  // a single-producer single-consumer ring
-  std::vector<std::atomic<void*>> queue(kQueue);
-  for (auto& slot : queue) slot.store(nullptr);
+// The producer hands its blocks over in batches of kBatch (a decode thread handing surfaces to
+// the main thread, many per wake-up) through a ring of kQueued slots; a side that finds its slot
+// not ready yields the CPU. The hand-over makes no system call of its own, so the futex calls
+// strace counts in a run are the allocator's.
+void RunCrossThread(bool surfaces) {
+  const long kBlocks = surfaces ? 20000 : 4000000;
+  constexpr size_t kBatch = 256;
+  constexpr size_t kQueued = 8;
+  struct Batch {
+    size_t count = 0;
+    void* blocks[kBatch];
+  };
+  std::atomic<Batch*> ring[kQueued];
+  for (auto& slot : ring) slot.store(nullptr);
+  const long kBatches = (kBlocks + static_cast<long>(kBatch) - 1) / static_cast<long>(kBatch);
   long faults = MinorFaults();
   double start = NowMs();
-  std::thread consumer([&queue] {
-    for (long i = 0; i < kBlocks; ++i) {
-      std::atomic<void*>& slot = queue[static_cast<size_t>(i) % kQueue];
-      void* block;
-      while ((block = slot.exchange(nullptr, std::memory_order_acquire)) == nullptr) {
+  std::thread consumer([&ring, kBatches] {
+    for (long i = 0; i < kBatches; ++i) {
+      std::atomic<Batch*>& slot = ring[static_cast<size_t>(i) % kQueued];
+      Batch* batch;
+      while ((batch = slot.exchange(nullptr, std::memory_order_acquire)) == nullptr) {
+        std::this_thread::yield();
       }
-      std::free(block);
+      for (size_t j = 0; j < batch->count; ++j) std::free(batch->blocks[j]);
+      delete batch;
     }
   });
   Random random(31);
+  Batch* batch = new Batch;
+  long handed = 0;
   for (long i = 0; i < kBlocks; ++i) {
-    size_t size = random.Below(16) == 0 ? random.Between(1025, 4096) : random.Between(16, 512);
+    size_t size = surfaces ? LogUniform(random, 16 << 10, 4 << 20)
+                  : random.Below(16) == 0 ? random.Between(1025, 4096) : random.Between(16, 512);
     auto* block = static_cast<char*>(std::malloc(size));
     if (block == nullptr) std::abort();
     block[0] = static_cast<char>(i);
-    std::atomic<void*>& slot = queue[static_cast<size_t>(i) % kQueue];
-    while (slot.load(std::memory_order_relaxed) != nullptr) {
+    if (surfaces) block[size - 1] = 1;
+    batch->blocks[batch->count++] = block;
+    if (batch->count == kBatch || i + 1 == kBlocks) {
+      std::atomic<Batch*>& slot = ring[static_cast<size_t>(handed++) % kQueued];
+      while (slot.load(std::memory_order_relaxed) != nullptr) std::this_thread::yield();
+      slot.store(batch, std::memory_order_release);
+      if (i + 1 < kBlocks) batch = new Batch;
     }
-    slot.store(block, std::memory_order_release);
   }
   consumer.join();
   double elapsed = NowMs() - start;
-  std::printf("ms=%.1f mops=%.2f minflt=%ld peak_kb=%ld\n", elapsed,
+  std::printf("ms=%.1f mops=%.4f minflt=%ld peak_kb=%ld\n", elapsed,
               static_cast<double>(kBlocks) / elapsed / 1000.0, MinorFaults() - faults,
               PeakRssKb());
+}
+
+// ---- malloc/free pairs: the fast paths, for instruction counts -------------------------------
+void RunPairs(long pairs) {
+  Random random(37);
+  void* slots[64] = {};
+  for (long i = 0; i < pairs; ++i) {
+    void*& slot = slots[random.Below(64)];
+    std::free(slot);
+    slot = std::malloc(random.Between(16, 512));
+    asm volatile("" : : "r"(slot) : "memory");
+  }
+  for (void* slot : slots) std::free(slot);
+  std::printf("pairs=%ld minflt=%ld\n", pairs, MinorFaults());
 }
 
 }  // namespace
@@ -587,18 +625,23 @@ int main(int argc, char** argv) {
   } else if (mode == "appends" && argc > 2 &&
              (std::strcmp(argv[2], "exact") == 0 || std::strcmp(argv[2], "doubling") == 0)) {
     RunAppends(std::strcmp(argv[2], "exact") == 0);
+  } else if (mode == "pairs" && argc > 2 && std::atol(argv[2]) > 0) {
+    RunPairs(std::atol(argv[2]));
   } else if (mode == "bigbuf") {
     RunBigBuffers();
   } else if (mode == "rounding") {
     RunRounding();
-  } else if (mode == "xthread") {
-    RunCrossThread();
+  } else if (mode == "xthread" && argc > 2 &&
+             (std::strcmp(argv[2], "small") == 0 || std::strcmp(argv[2], "surfaces") == 0)) {
+    RunCrossThread(std::strcmp(argv[2], "surfaces") == 0);
   } else {
-    std::fprintf(stderr,
+    const bool help = mode == "--help" || mode == "-h";
+    std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
-                 " pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding | xthread\n",
+                 " pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding |"
+                 " xthread small|surfaces | pairs N\n",
                  argv[0], Churn::kCycles * Churn::kPages);
-    return 2;
+    return help ? 0 : 2;
   }
   return 0;
 }
