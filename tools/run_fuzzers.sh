@@ -11,7 +11,9 @@
 #                                               the next campaign resumes from it. BUILD_DIR defaults
 #                                               to build/fuzz.
 #
-# Every target runs with -timeout=5 -rss_limit_mb=2048, two at a time. The executions of each target
+# Every target runs with -rss_limit_mb=2048 and a time limit per input (-timeout, wall clock: 5 s,
+# or 30 s in a campaign, which runs niced on a shared machine where 1 s of CPU can take 6), two at a
+# time. The executions of each target
 # are printed as it ends. Exits 1 when any target reports a crash, leak, timeout or out-of-memory;
 # the reproducer stays in the target's artifacts/ folder and its log beside it.
 set -euo pipefail
@@ -31,6 +33,7 @@ usage: tools/run_fuzzers.sh BUILD_DIR [SECONDS]
   --targets LIST  only these targets (comma-separated, e.g. fuzz_png,fuzz_gif)
   --max-len N     longest input libFuzzer makes, in bytes (campaign default 65536: real files are
                   larger, and a campaign wants executions; longer seeds are read truncated)
+  --timeout S     wall-clock seconds one input may take (default 5; campaign 30)
 USAGE
 }
 bad_usage() { echo "run_fuzzers: $1" >&2; usage >&2; exit 2; }
@@ -41,6 +44,7 @@ build=""
 corpus="$checkout/../shared/corpus"
 only=""
 max_len=""
+timeout=""
 positional=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -53,6 +57,9 @@ while [ $# -gt 0 ]; do
     --max-len)
       [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || bad_usage "--max-len needs BYTES"
       max_len=$2; shift ;;
+    --timeout)
+      [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || bad_usage "--timeout needs SECONDS"
+      timeout=$2; shift ;;
     -*) bad_usage "unknown flag '$1'" ;;
     *) positional+=("$1") ;;
   esac
@@ -63,6 +70,7 @@ if [ "$campaign" -eq 1 ]; then
   [ ${#positional[@]} -le 1 ] || bad_usage "too many arguments"
   build=${positional[0]:-$checkout/build/fuzz}
   max_len=${max_len:-65536}
+  timeout=${timeout:-30}
   [ -d "$corpus" ] || { echo "run_fuzzers: no shared corpus at $corpus (--corpus DIR)" >&2; exit 1; }
 else
   [ ${#positional[@]} -ge 1 ] && [ ${#positional[@]} -le 2 ] || bad_usage "BUILD_DIR is required"
@@ -70,6 +78,7 @@ else
   seconds=${positional[1]:-20}
   [[ "$seconds" =~ ^[0-9]+$ ]] || bad_usage "SECONDS must be a number"
 fi
+timeout=${timeout:-5}
 fuzz_dir="$build/tests/fuzz"
 [ -x "$fuzz_dir/lethe_fuzz_seeds" ] || { echo "run_fuzzers: no fuzz build in $build" >&2; exit 1; }
 
@@ -130,9 +139,17 @@ run_one() {  # run_one TARGET: fuzz it; the log goes to $runs/TARGET.log
     inputs+=("$runs/shared/$target")
   fi
   [ -z "$max_len" ] || extra+=("-max_len=$max_len")
-  "$fuzz_dir/$target" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
+  "$fuzz_dir/$target" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
     -artifact_prefix="$runs/$target/artifacts/" -print_final_stats=1 "${extra[@]}" \
     "${inputs[@]}" >"$runs/$target.log" 2>&1
+}
+
+# A target whose code under test lacks coverage instrumentation loads only its own file's few
+# dozen counters: it runs, but mutates blind. Below this it fails.
+min_counters=500
+counters() {  # counters TARGET: the inline 8-bit counters libFuzzer loaded, or 0
+  grep -Eo '\(([0-9]+) inline 8-bit counters\)' "$runs/$1.log" | grep -Eo '[0-9]+' | head -n 1 \
+    || echo 0
 }
 
 executions() {  # executions TARGET: the executions its log reports, or ?
@@ -146,10 +163,17 @@ wait_batch() {
   for i in "${!pids[@]}"; do
     local name=${names[$i]}
     if wait "${pids[$i]}"; then
-      local rate
+      local rate edges
       rate=$(grep -Eo 'stat::average_exec_per_sec: *[0-9]+' "$runs/$name.log" | grep -Eo '[0-9]+$' \
              || echo '?')
-      echo "  $name: ok ($(executions "$name") runs, $rate per second)"
+      edges=$(counters "$name")
+      if [ "$edges" -lt "$min_counters" ]; then
+        echo "  $name: FAILED: only $edges coverage counters (is the code under test built with"
+        echo "    -fsanitize=fuzzer-no-link?); $(executions "$name") blind runs"
+        failed=1
+      else
+        echo "  $name: ok ($(executions "$name") runs, $rate per second, $edges counters)"
+      fi
     else
       echo "  $name: FAILED after $(executions "$name") runs (see $runs/$name.log)"
       grep -E 'ERROR:|SUMMARY:|Test unit written' "$runs/$name.log" | head -n 6 | sed 's/^/    /'

@@ -10,8 +10,10 @@ using namespace lethe::internal;
 
 int main(int argc, char** argv) {
   if (argc > 1) {
-    std::fprintf(stderr, "usage: %s\n  Prints the allocator's size-class table.\n", argv[0]);
-    return std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ? 0 : 2;
+    const bool help = std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0;
+    std::fprintf(help ? stdout : stderr, "usage: %s\n  Prints the allocator's size-class table.\n",
+                 argv[0]);
+    return help ? 0 : 2;
   }
   std::printf("Lethe size classes (page %zu B, chunk %zu KiB, header %zu pages)\n\n", kPageBytes,
               kChunkBytes / 1024, kChunkHeaderPages);

@@ -386,10 +386,23 @@ bool ParseArguments(int argc, char** argv, Options* options) {
 }  // namespace
 }  // namespace lethe::demo
 
+constexpr const char* kUsage =
+    "usage: lethe-demo [DIR] [--out DIR] [--cap-mb N]\n"
+    "  Scrolls the images of DIR (default: the sample site) over simulated minutes, then memory\n"
+    "  pressure, then idle; prints a summary and writes memory-report.json.gz and\n"
+    "  memory-over-time.svg into --out (default: the current directory).\n"
+    "  --cap-mb N   the decoded-surface cache's cap in MiB\n";
+
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
   lethe::demo::Options options;
   if (!lethe::demo::ParseArguments(argc, argv, &options)) {
-    std::fprintf(stderr, "usage: lethe-demo [DIR] [--out DIR] [--cap-mb N]\n");
+    std::fputs(kUsage, stderr);
     return 2;
   }
   // The build generates the sample site; an installed demo, or a deleted build folder, has none yet.

@@ -635,12 +635,13 @@ int main(int argc, char** argv) {
              (std::strcmp(argv[2], "small") == 0 || std::strcmp(argv[2], "surfaces") == 0)) {
     RunCrossThread(std::strcmp(argv[2], "surfaces") == 0);
   } else {
-    std::fprintf(stderr,
+    const bool help = mode == "--help" || mode == "-h";
+    std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding |"
                  " xthread small|surfaces | pairs N\n",
                  argv[0], Churn::kCycles * Churn::kPages);
-    return 2;
+    return help ? 0 : 2;
   }
   return 0;
 }
