@@ -11,6 +11,7 @@
 
 #include "arena.h"
 #include "base.h"
+#include "caller_arenas.h"
 #include "decay.h"
 #include "huge.h"
 #include "os.h"
@@ -51,6 +52,7 @@ LETHE_NOINLINE bool InitSlow() {
     ArenasInit(g_options.arenas != 0 ? g_options.arenas : OsCpuCount());
     ReserveInit(g_options.oom_reserve_kb * 1024);
     ThreadCacheInitKey();
+    CallerArenasInit();
     g_init_state.store(2, std::memory_order_release);
     // May allocate (glibc keeps its handler list in malloc'd memory): the allocator is ready.
     pthread_atfork(ForkPrepare, ForkParent, ForkChild);
@@ -85,8 +87,9 @@ void* AllocateSmall(uint32_t klass) {
   return block;
 }
 
-// One attempt, no out-of-memory handling. size > 0.
-void* TryAllocate(size_t size, size_t alignment, bool zero) {
+// One attempt, no out-of-memory handling. size > 0. `written`: the caller writes most of the
+// block at once (realloc's copy): a large run then takes resident (dirty) pages first.
+void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
   if (alignment < 8) alignment = 8;
   int klass = SmallClassFor(size, alignment > kPageBytes ? kChunkBytes : alignment);
   if (klass >= 0) {
@@ -95,7 +98,7 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
     return block;
   }
   if (size <= kLargeMaxBytes) {
-    size_t pages = PagesFor(size);
+    size_t pages = LargeClassPages(PagesFor(size));
     if (pages <= kLargeCacheMaxPages && alignment <= kPageBytes) {
       ThreadCache* cache = ThreadCacheGet();
       if (cache != nullptr) {
@@ -109,30 +112,43 @@ void* TryAllocate(size_t size, size_t alignment, bool zero) {
     if (pages + extra <= kChunkUsablePages) {
       bool zeroed = false;
       void* block =
-          ArenaAllocateLarge(ThreadArena(), static_cast<uint32_t>(pages), alignment, &zeroed);
+          ArenaAllocateLarge(ThreadArena(), static_cast<uint32_t>(pages), alignment, &zeroed,
+                             written);
       if (block != nullptr && zero && !zeroed) std::memset(block, 0, size);
       return block;
     }
   }
   size_t reused = 0;
-  void* block = HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment, &reused);
+  Arena* owner = t_bound_arena;
+  void* block =
+      HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment, &reused, owner);
   if (block != nullptr) {
     CountHugeAllocation();
+    if (owner != nullptr) ArenaAddHuge(owner, HugeSize(block));
     if (zero) std::memset(block, 0, reused < size ? reused : size);  // fresh pages read as zero
   }
   return block;
 }
 
+// The fail-after hook's refusal, as the OS's looks to the layers above: the low-memory callback
+// runs on this thread (whatever locks it holds), then the allocation fails.
+LETHE_NOINLINE void* InjectedFailure(size_t size) {
+  RunLowMemoryCallback(size);
+  errno = ENOMEM;
+  return nullptr;
+}
+
 // Steps 1-4 of oom.h after a first attempt failed.
-LETHE_NOINLINE void* AllocateAfterFailure(size_t size, size_t alignment, bool zero) {
+LETHE_NOINLINE void* AllocateAfterFailure(size_t size, size_t alignment, bool zero,
+                                          bool written) {
   CountOomEvent();
   PurgeAllArenas();
-  if (void* block = TryAllocate(size, alignment, zero)) return block;
+  if (void* block = TryAllocate(size, alignment, zero, written)) return block;
   if (RunLowMemoryCallback(size)) {
-    if (void* block = TryAllocate(size, alignment, zero)) return block;
+    if (void* block = TryAllocate(size, alignment, zero, written)) return block;
   }
   ReserveAllow(true);
-  void* block = TryAllocate(size, alignment, zero);
+  void* block = TryAllocate(size, alignment, zero, written);
   ReserveAllow(false);
   if (block == nullptr) errno = ENOMEM;
   return block;
@@ -149,19 +165,18 @@ bool EnsureInit() {
   lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
 }
 
-void* AllocateSlow(size_t size, size_t alignment, bool zero) noexcept {
+void* AllocateSlow(size_t size, size_t alignment, bool zero, bool written) noexcept {
   EnsureInit();
-  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
   if (size == 0) size = 1;
   if (size > SIZE_MAX / 2) {
     errno = ENOMEM;
     return nullptr;
   }
-  void* block = TryAllocate(size, alignment, zero);
-  if (LETHE_UNLIKELY(block == nullptr)) block = AllocateAfterFailure(size, alignment, zero);
+  void* block = TryAllocate(size, alignment, zero, written);
+  if (LETHE_UNLIKELY(block == nullptr)) {
+    block = AllocateAfterFailure(size, alignment, zero, written);
+  }
   if (block != nullptr && LETHE_UNLIKELY(g_options.slop)) RecordSlop(size, UsableSize(block));
   PurgerAfterUnlock();
   return block;
@@ -194,10 +209,18 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
 }
 
 namespace {
-// Frees a checked block of `chunk` to its arena (park: see ArenaFree), keeping errno.
+// Frees a checked block of `chunk` to its arena (park: see ArenaFree), keeping errno. A large run
+// of another thread's automatic arena goes on that arena's remote-free stack, without its lock.
 void FreeToArena(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry, bool park) noexcept {
   int saved_errno = errno;
-  ArenaFree(ArenaOf(chunk), chunk, page, entry, pointer, park);
+  Arena* arena = ArenaOf(chunk);
+  if (park && MapKind(entry) != PageKind::kSmall && !arena->caller &&
+      arena != AutomaticArena()) {
+    ArenaFreeRemote(arena, chunk, page);
+    errno = saved_errno;
+    return;
+  }
+  ArenaFree(arena, chunk, page, entry, pointer, park);
   PurgerAfterUnlock();
   errno = saved_errno;
 }
@@ -215,7 +238,10 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
     InvalidPointer(pointer);
   } else if (ThreadCache* cache = t_cache;
              cache != nullptr && MapCount(entry) >= kLargeCacheMinPages &&
-             MapCount(entry) <= kLargeCacheMaxPages) {
+             MapCount(entry) <= kLargeCacheMaxPages && ArenaOf(chunk) == cache->arena) {
+    // Only the thread's own arena's runs: another arena's (a caller arena's, or another
+    // thread's, which FreeToArena sends back without a lock) would fill the cache of a thread
+    // that may never ask for them, and flush one at a time.
     int saved_errno = errno;
     bool cached = ThreadCachePutLarge(cache, pointer, MapCount(entry));
     errno = saved_errno;
@@ -226,8 +252,11 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
 
 void FreeNotInChunk(void* pointer) noexcept {
   int saved_errno = errno;
-  if (!HugeFree(pointer)) InvalidPointer(pointer);
+  void* owner = nullptr;
+  size_t bytes = 0;
+  if (!HugeFree(pointer, &owner, &bytes)) InvalidPointer(pointer);
   CountHugeFree();
+  if (owner != nullptr) ArenaRemoveHuge(static_cast<Arena*>(owner), bytes);
   DecayAfterHugeFree();
   errno = saved_errno;
 }
@@ -256,10 +285,7 @@ size_t UsableSize(const void* pointer) {
 void* Reallocate(void* pointer, size_t size) {
   if (pointer == nullptr) return Allocate(size);
   if (size == 0) size = 1;
-  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
   size_t old_size = UsableSize(pointer);  // also rejects invalid pointers
   if (size <= kSmallMaxBytes && old_size <= kSmallMaxBytes &&
       kSmallSizes[SmallClassOf(size)] == old_size) {
@@ -267,22 +293,31 @@ void* Reallocate(void* pointer, size_t size) {
   }
   if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes && size > kSmallMaxBytes &&
       size <= kLargeMaxBytes) {
+    // Within its class a large block stays as it is; past it, it grows in place to the new
+    // size's class when the pages after it are free, else it moves (below) into that class.
+    uint32_t new_pages = LargeClassPages(PagesFor(size));
+    if (size_t{new_pages} << kLgPageBytes == old_size) return pointer;
     Chunk* chunk = ChunkOf(pointer);
-    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, PageOf(chunk, pointer),
-                                static_cast<uint32_t>(PagesFor(size)))) {
+    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, PageOf(chunk, pointer), new_pages)) {
       PurgerAfterUnlock();
       return pointer;
     }
   } else if (!IsArenaChunk(pointer) && size > kLargeMaxBytes) {
-    void* moved = HugeReallocate(pointer, size);
+    void* owner = nullptr;
+    size_t old_bytes = 0;
+    void* moved = HugeReallocate(pointer, size, &owner, &old_bytes);
     if (moved == nullptr) {
       PurgeAllArenas();
-      if (RunLowMemoryCallback(size)) moved = HugeReallocate(pointer, size);
+      if (RunLowMemoryCallback(size)) moved = HugeReallocate(pointer, size, &owner, &old_bytes);
     }
-    if (moved == nullptr) errno = ENOMEM;
+    if (moved == nullptr) {
+      errno = ENOMEM;
+    } else if (owner != nullptr) {
+      ArenaResizeHuge(static_cast<Arena*>(owner), old_bytes, PagesFor(size) << kLgPageBytes);
+    }
     return moved;
   }
-  void* block = AllocateSlow(size, 0, false);
+  void* block = AllocateSlow(size, 0, false, true);
   if (block == nullptr) return nullptr;
   std::memcpy(block, pointer, old_size < size ? old_size : size);
   if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes) {
@@ -300,9 +335,9 @@ void* Reallocate(void* pointer, size_t size) {
 }
 
 void ValidateHeap() {
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    Arena& arena = g_arenas[i];
+  ForEachArena([](Arena& arena) {
     MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
     arena.heap.Validate();
     size_t small_pages = 0;
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
@@ -315,7 +350,7 @@ void ValidateHeap() {
     LETHE_CHECK(small_pages * kPageBytes + arena.large_bytes_out ==
                     arena.heap.active_pages() * kPageBytes,
                 "active pages != small runs + large runs");
-  }
+  });
 }
 
 }  // namespace lethe::internal

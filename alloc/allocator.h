@@ -24,7 +24,8 @@ namespace lethe::internal {
 // Initialises on first use (no allocation); true once ready.
 bool EnsureInit();
 
-void* AllocateSlow(size_t size, size_t alignment, bool zero) noexcept;
+// `written`: the caller writes most of the block at once (realloc's copy; see TryAllocate).
+void* AllocateSlow(size_t size, size_t alignment, bool zero, bool written = false) noexcept;
 void* AllocateZeroed(size_t count, size_t size);
 void* AllocateAligned(size_t alignment, size_t size);
 void* Reallocate(void* pointer, size_t size);
@@ -58,7 +59,7 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
                                                                     kSmallMaxBytes &&
              !SlowAllocations()) {
     // A cached large run of the same page count (thread_cache.h); a miss takes the slow path.
-    if (void* block = ThreadCacheTakeLarge(cache, static_cast<uint32_t>(PagesFor(size)))) {
+    if (void* block = ThreadCacheTakeLarge(cache, LargeClassPages(PagesFor(size)))) {
       return block;
     }
   }
@@ -72,7 +73,8 @@ LETHE_ALWAYS_INLINE void Free(void* pointer) {
   uint32_t page = PageOf(chunk, pointer);
   uint32_t entry = chunk->map[page];
   ThreadCache* cache = t_cache;
-  if (LETHE_LIKELY(MapKind(entry) == PageKind::kSmall && cache != nullptr)) {
+  // A caller arena's regions (kMapNoCache) go to their arena: FreeSlow.
+  if (LETHE_LIKELY(MapCachedSmall(entry) && cache != nullptr)) {
     uint32_t klass = MapClass(entry);
     // The run starts MapCount(entry) pages below this page: the offset from the run's start is
     // the offset within this page plus that many pages (the entry's count field, in place).

@@ -12,10 +12,39 @@ namespace lethe::internal {
 
 constinit Arena g_arenas[kMaxArenas] = {};
 constinit unsigned g_arena_count = 1;
+constinit Arena* g_caller_arenas[kMaxCallerArenas] = {};
+constinit std::atomic<uint32_t> g_caller_arena_slots{0};
+LETHE_TLS Arena* t_bound_arena = nullptr;
 
 namespace {
 constinit std::atomic<unsigned> g_next_arena{0};
 LETHE_TLS Arena* t_arena = nullptr;
+
+// Under the arena's lock after a free: claims the release of a closed arena that just emptied
+// (clearing `closed` so that nobody claims it twice); the caller releases it after unlocking.
+bool ClaimRelease(Arena* arena) {
+  if (!ArenaMustRelease(arena)) return false;
+  arena->closed = false;
+  return true;
+}
+
+size_t DirtyLimit(const PageHeap& heap) {
+  size_t limit = heap.active_pages() * g_options.dirty_percent / 100;
+  return limit < kDirtyFloorPages ? kDirtyFloorPages : limit;
+}
+
+// Under the lock: frees the live large run at `page` (checked: a racing double free must see a
+// free or parked run here).
+void FreeLargeLocked(Arena* arena, Chunk* chunk, uint32_t page, void* pointer, uint64_t now,
+                     bool park) {
+  uint32_t current = chunk->map[page];
+  if (!MapLiveLargeHead(current)) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+  arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
+  SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
+  ++arena->large_frees;
+  ++arena->frees;
+  arena->heap.FreeLarge(chunk, page, now, park);
+}
 }  // namespace
 
 void ArenasInit(unsigned count) {
@@ -29,6 +58,11 @@ void ArenasInit(unsigned count) {
 }
 
 Arena* ThreadArena() {
+  if (LETHE_UNLIKELY(t_bound_arena != nullptr)) return t_bound_arena;
+  return AutomaticArena();
+}
+
+Arena* AutomaticArena() {
   Arena* arena = t_arena;
   if (LETHE_LIKELY(arena != nullptr)) return arena;
   unsigned index = g_next_arena.fetch_add(1, std::memory_order_relaxed) % g_arena_count;
@@ -40,18 +74,22 @@ uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t c
   uint32_t got;
   {
     MutexLock lock(&arena->lock);
+    ArenaDrainRemoteFrees(arena);
     got = BinAllocate(&arena->bins[klass], klass, &arena->heap, out, count);
+    arena->allocations += got;
   }
   AddHeldBytes(uint64_t{got} * kSmallSizes[klass]);
   return got;
 }
 
-void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed) {
+void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed,
+                         bool written) {
   void* block;
   {
     MutexLock lock(&arena->lock);
+    ArenaDrainRemoteFrees(arena);
     if (alignment <= kPageBytes) {
-      block = arena->heap.AllocateLarge(pages, zeroed);
+      block = arena->heap.AllocateLarge(pages, zeroed, written);
     } else {
       *zeroed = false;
       block = arena->heap.AllocateLargeAligned(pages, alignment, DecayNowNs());
@@ -59,6 +97,7 @@ void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* z
     if (block == nullptr) return nullptr;
     arena->large_bytes_out += size_t{pages} << kLgPageBytes;
     ++arena->large_allocations;
+    ++arena->allocations;
   }
   AddHeldBytes(uint64_t{pages} << kLgPageBytes);
   return block;
@@ -66,27 +105,26 @@ void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* z
 
 void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* pointer,
                bool park) {
-  MutexLock lock(&arena->lock);
-  if (MapKind(entry) == PageKind::kSmall) {
-    BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
-            DecayNowNs());
-    SubtractHeldBytes(kSmallSizes[MapClass(entry)]);
-  } else {
-    // Re-read under the lock: a racing double free of the same large block must see a free or
-    // parked run here.
-    uint32_t current = chunk->map[page];
-    if (!MapLiveLargeHead(current)) {
-      lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+  bool release;
+  {
+    MutexLock lock(&arena->lock);
+    ArenaDrainRemoteFrees(arena);
+    if (MapKind(entry) == PageKind::kSmall) {
+      BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
+              DecayNowNs());
+      SubtractHeldBytes(kSmallSizes[MapClass(entry)]);
+      ++arena->frees;
+    } else {
+      FreeLargeLocked(arena, chunk, page, pointer, DecayNowNs(), park);
     }
-    arena->large_bytes_out -= size_t{MapCount(current)} << kLgPageBytes;
-    SubtractHeldBytes(uint64_t{MapCount(current)} << kLgPageBytes);
-    ++arena->large_frees;
-    arena->heap.FreeLarge(chunk, page, DecayNowNs(), park);
+    ArenaAfterRelease(arena);
+    release = ClaimRelease(arena);
   }
-  ArenaAfterRelease(arena);
+  if (release) ArenaRelease(arena);
 }
 
 void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
+  LETHE_DCHECK(!arena->caller, "a caller arena's block in a thread cache");
   uint64_t freed_bytes = 0;
   {
     MutexLock lock(&arena->lock);
@@ -99,12 +137,14 @@ void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
       freed_bytes += bytes;
       arena->heap.FreeLarge(chunk, page, now);
     }
+    arena->frees += count;
     ArenaAfterRelease(arena);
   }
   SubtractHeldBytes(freed_bytes);
 }
 
 void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
+  LETHE_DCHECK(!arena->caller, "a caller arena's block in a thread cache");
   MutexLock lock(&arena->lock);
   uint64_t now = DecayNowNs();
   uint64_t freed_bytes = 0;
@@ -115,6 +155,7 @@ void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
     BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointers[i], now);
     freed_bytes += kSmallSizes[MapClass(entry)];
   }
+  arena->frees += count;
   SubtractHeldBytes(freed_bytes);
   ArenaAfterRelease(arena);
 }
@@ -135,26 +176,62 @@ bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t
   return true;
 }
 
-void ArenaAfterRelease(Arena* arena) {
-  PageHeap& heap = arena->heap;
-  size_t dirty = heap.dirty_pages();
-  if (dirty == 0) return;
-  size_t limit = heap.active_pages() * g_options.dirty_percent / 100;
-  if (limit < kDirtyFloorPages) limit = kDirtyFloorPages;
+
+void ArenaPurgeExcess(Arena* arena) {
+  size_t limit = DirtyLimit(arena->heap);
   // Purge down to half the limit, so that a steady alloc/free pattern at the limit does not make
   // a madvise call per free.
-  if (dirty > limit) heap.PurgeExcess(limit / 2);
+  if (arena->heap.dirty_pages() > limit) arena->heap.PurgeExcess(limit / 2);
+}
+
+void ArenaAfterRelease(Arena* arena) {
+  PageHeap& heap = arena->heap;
+  if (heap.dirty_pages() == 0) return;
+  if (heap.dirty_pages() > DirtyLimit(heap) && !DeferExcessPurge()) ArenaPurgeExcess(arena);
   DecayAfterRelease(arena);
 }
 
+void ArenaFreeRemote(Arena* arena, Chunk* chunk, uint32_t page) {
+  uint32_t pages = MapCount(chunk->map[page]);  // before the push: a drain may free it at once
+  FreeRunNode* node = &chunk->nodes[page];
+  FreeRunNode* head = arena->remote_frees.load(std::memory_order_relaxed);
+  do {
+    node->size_next = head;
+  } while (!arena->remote_frees.compare_exchange_weak(head, node, std::memory_order_release,
+                                                      std::memory_order_relaxed));
+  uint32_t pending = arena->remote_pages.fetch_add(pages, std::memory_order_relaxed) + pages;
+  if (pending > kRemoteFreeMaxPages) {
+    MutexLock lock(&arena->lock);
+    ArenaDrainRemoteFrees(arena);
+  }
+}
+
+void ArenaDrainRemoteFreesSlow(Arena* arena) {
+  FreeRunNode* node = arena->remote_frees.exchange(nullptr, std::memory_order_acquire);
+  uint64_t now = DecayNowNs();
+  uint32_t pages = 0;
+  while (node != nullptr) {
+    FreeRunNode* next = node->size_next;  // read first: freeing reuses the node
+    Chunk* chunk = ChunkOf(node);
+    uint32_t page = NodePage(chunk, node);
+    pages += MapCount(chunk->map[page]);
+    FreeLargeLocked(arena, chunk, page, PageAddress(chunk, page), now, true);
+    node = next;
+  }
+  arena->remote_pages.fetch_sub(pages, std::memory_order_relaxed);
+  ArenaAfterRelease(arena);
+}
+
 void ArenasLockForFork() {
-  for (unsigned i = 0; i < g_arena_count; ++i) g_arenas[i].lock.Lock();
+  g_arena_handles_lock.Lock();
+  ForEachArena([](Arena& arena) { arena.lock.Lock(); });
 }
 
 void ArenasUnlockAfterFork(bool child) {
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    if (child) g_arenas[i].lock.ResetAfterFork(); else g_arenas[i].lock.Unlock();
-  }
+  ForEachArena([child](Arena& arena) {
+    if (child) arena.lock.ResetAfterFork(); else arena.lock.Unlock();
+  });
+  if (child) g_arena_handles_lock.ResetAfterFork(); else g_arena_handles_lock.Unlock();
 }
 
 }  // namespace lethe::internal

@@ -9,9 +9,12 @@
 #define LETHE_ALLOC_ARENA_H_
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 
+#include "arena_handles.h"
 #include "bin.h"
+#include "compiler.h"
 #include "chunk.h"
 #include "mutex.h"
 #include "options.h"
@@ -28,24 +31,71 @@ struct Arena {
   uint64_t large_allocations = 0; // cumulative
   uint64_t large_frees = 0;
   uint64_t last_decay_ns = 0;     // last opportunistic decay check
+  // Caller-created arenas (caller_arenas.cc). `caller` and `slot` are set at creation and constant
+  // while the arena lives; the rest is under the lock.
+  bool caller = false;
+  bool closed = false;             // destroyed while holding bytes: released when it empties
+  uint32_t slot = 0;               // its handle slot (arena_handles.h)
+  uint64_t huge_bytes = 0;         // live huge blocks allocated while it was bound
+  uint64_t huge_count = 0;
+  // Blocks handed out and taken back since the arena was created (regions moved to and from
+  // thread caches included: for a caller arena, whose blocks skip the caches, the user's blocks).
+  uint64_t allocations = 0;
+  uint64_t frees = 0;
+  // Large runs freed by threads of other arenas, waiting to be freed under the lock (a stack
+  // linked through the free-run node of each run's first page, unused while the run is live):
+  // such a free takes no lock; whoever next holds the lock frees them (ArenaDrainRemoteFrees).
+  std::atomic<FreeRunNode*> remote_frees{nullptr};
+  std::atomic<uint32_t> remote_pages{0};
 };
+
+// Pages a remote-free stack may hold before the thread that pushes onto it drains it itself.
+inline constexpr uint32_t kRemoteFreeMaxPages = 4096;  // 16 MiB
 
 // Dirty pages an arena may always keep, whatever its active size (2 MiB).
 inline constexpr size_t kDirtyFloorPages = 512;
 
 extern constinit Arena g_arenas[kMaxArenas];
 extern constinit unsigned g_arena_count;
+// Caller arenas: slots [0, g_caller_arena_slots) of g_caller_arenas hold an Arena each (mapped
+// once, recycled after release; an entry never changes once set, so walkers read it unlocked).
+extern constinit Arena* g_caller_arenas[kMaxCallerArenas];
+extern constinit std::atomic<uint32_t> g_caller_arena_slots;
+
+// Calls f(Arena&) for every automatic arena, then every caller arena (released ones too: their
+// heap is empty). No lock is held by the walk itself.
+template <typename F>
+void ForEachArena(F f) {
+  for (unsigned i = 0; i < g_arena_count; ++i) f(g_arenas[i]);
+  uint32_t slots = g_caller_arena_slots.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < slots; ++i) f(*g_caller_arenas[i]);
+}
 
 // Sets up the arena table (called once by the initialisation).
 void ArenasInit(unsigned count);
-// The calling thread's arena.
+// The arena the calling thread's allocations come from: its bound caller arena, else its own.
 Arena* ThreadArena();
+// The calling thread's own (automatic) arena, whatever it is bound to.
+Arena* AutomaticArena();
+// The calling thread's bound caller arena (nullptr when unbound); set by caller_arenas.cc.
+extern LETHE_TLS Arena* t_bound_arena;
+// Under the arena's lock: true when a closed caller arena holds nothing any more and must be
+// released (ArenaRelease, after unlocking).
+inline bool ArenaMustRelease(const Arena* arena) {
+  return LETHE_UNLIKELY(arena->closed) && arena->heap.active_pages() == 0 &&
+         arena->huge_bytes == 0;
+}
+// Releases a closed, empty caller arena (caller_arenas.cc): unmaps its chunks, frees its slot.
+// Called with no lock held, by whoever saw ArenaMustRelease turn true.
+void ArenaRelease(Arena* arena);
 inline Arena* ArenaOf(const Chunk* chunk) { return static_cast<Arena*>(chunk->heap->owner()); }
 
 // Small regions of `klass` into out[] (lock taken inside); returns how many.
 uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t count);
 // A large run of `pages` pages aligned to `alignment` (<= page: no constraint). nullptr on OOM.
-void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed);
+// `written`: see PageHeap::AllocateLarge.
+void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* zeroed,
+                         bool written = false);
 // Frees one block of a chunk of `arena` (small or large; entry already read and checked to be a
 // small page or a large head).
 // `park`: a freed large run may be parked for its length (page_heap.h step 8); realloc passes
@@ -60,6 +110,19 @@ void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count);
 // Large realloc in place: true when the run at `page` now has `new_pages` pages.
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages);
 
+// Frees a live large run of an automatic arena that the calling thread does not own without
+// taking the arena's lock (see Arena::remote_frees).
+void ArenaFreeRemote(Arena* arena, Chunk* chunk, uint32_t page);
+// Under the arena's lock: frees the runs other threads left on its remote-free stack.
+inline void ArenaDrainRemoteFrees(Arena* arena);
+void ArenaDrainRemoteFreesSlow(Arena* arena);
+inline void ArenaDrainRemoteFrees(Arena* arena) {
+  if (LETHE_UNLIKELY(arena->remote_frees.load(std::memory_order_relaxed) != nullptr)) {
+    ArenaDrainRemoteFreesSlow(arena);
+  }
+}
+// Under the arena's lock: purges down to half the dirty limit when the dirty pages exceed it.
+void ArenaPurgeExcess(Arena* arena);
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
 // pages, at least kDirtyFloorPages allowed; purging down to half of it) and, without a background thread, decays.
 void ArenaAfterRelease(Arena* arena);

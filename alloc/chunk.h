@@ -21,6 +21,8 @@
 //        11 kSmall          page of a small-object run; class = its size class, count = distance
 //                           to the run's first page (a run has at most 16 pages).
 //  D     dirty: the free run's pages may be resident (freed, not yet purged). Free runs only.
+//  N     (bit 3 of a kSmall entry) no-cache: the run belongs to a caller-created arena, so the free
+//        fast path sends its regions to their arena, never into a thread cache.
 //  Z     zeroed: the free run's pages read as zero (fresh from mmap, or purged with
 //        MADV_DONTNEED). Free runs only. With MADV_DONTNEED purging Z == !D; the two are kept
 //        apart because a lazy purge (MADV_FREE) would give clean pages that are not zero.
@@ -59,6 +61,7 @@ inline constexpr uint32_t kMapClassShift = 4;
 inline constexpr uint32_t kMapCountShift = 12;
 
 inline constexpr uint32_t kMapParked = 1u << kMapClassShift;  // large heads only
+inline constexpr uint32_t kMapNoCache = kMapZeroed;            // small pages only (N above)
 
 constexpr PageKind MapKind(uint32_t entry) { return static_cast<PageKind>(entry & kMapKindMask); }
 // The head of a live large block: kLargeHead with no flag (a parked head is freed memory).
@@ -82,9 +85,13 @@ constexpr uint32_t MapLargeHead(uint32_t pages) {
 constexpr uint32_t MapLargeInterior(uint32_t offset) {
   return (offset << kMapCountShift) | static_cast<uint32_t>(PageKind::kLargeInterior);
 }
-constexpr uint32_t MapSmall(uint32_t klass, uint32_t offset) {
-  return (offset << kMapCountShift) | (klass << kMapClassShift) |
+constexpr uint32_t MapSmall(uint32_t klass, uint32_t offset, uint32_t flags = 0) {
+  return (offset << kMapCountShift) | (klass << kMapClassShift) | flags |
          static_cast<uint32_t>(PageKind::kSmall);
+}
+// A small page whose regions a thread cache may take (not a caller arena's).
+constexpr bool MapCachedSmall(uint32_t entry) {
+  return (entry & (kMapKindMask | kMapNoCache)) == static_cast<uint32_t>(PageKind::kSmall);
 }
 
 // Links of a free or parked run, used at the run's first page only. Kept in the header, not in
@@ -101,7 +108,7 @@ struct FreeRunNode {
 
 struct Chunk {
   PageHeap* heap;      // owner; its arena's lock guards everything below
-  Chunk* prev;         // the heap's list of chunks
+  Chunk* prev;         // the heap's ring of chunks
   Chunk* next;
   uint64_t reserved;
   uint32_t map[kChunkPages];

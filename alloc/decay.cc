@@ -24,6 +24,7 @@ constinit std::atomic<uint64_t> g_manual_now_ns{0};
 constinit std::atomic<int> g_purger_state{kNotStarted};
 constinit std::atomic<bool> g_purger_idle{false};   // scanning or asleep without a deadline
 constinit std::atomic<bool> g_attention{false};     // a release wants the thread started/woken
+constinit std::atomic<bool> g_excess_pending{false};  // an arena passed its dirty limit
 constinit Mutex g_purger_lock;
 constinit bool g_wake_pending = false;              // guarded by g_purger_lock
 constinit bool g_cond_ready = false;
@@ -37,13 +38,15 @@ constexpr uint64_t kClockSlackNs = 5000000;
 uint64_t PurgePass() {
   uint64_t decay_ns = DecayNs();
   uint64_t next = UINT64_MAX;
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    Arena& arena = g_arenas[i];
+  g_excess_pending.store(false, std::memory_order_relaxed);
+  ForEachArena([&](Arena& arena) {
     MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
+    ArenaPurgeExcess(&arena);
     arena.heap.PurgeDecayed(DecayNowNs(), decay_ns);
     uint64_t oldest = arena.heap.OldestDirtyNs();
     if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
-  }
+  });
   uint64_t huge_next = HugeCachePurge(DecayNowNs(), decay_ns);
   return huge_next < next ? huge_next : next;
 }
@@ -130,6 +133,18 @@ void DecayAfterRelease(Arena* arena) {
   }
 }
 
+bool DeferExcessPurge() {
+  if (g_purger_state.load(std::memory_order_relaxed) != kRunning ||
+      g_manual_clock.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  // One wake-up per pass: the pass clears the flag before it visits the arenas.
+  if (!g_excess_pending.exchange(true, std::memory_order_relaxed)) {
+    g_attention.store(true, std::memory_order_relaxed);
+  }
+  return true;
+}
+
 void DecayAfterHugeFree() {
   int state = g_purger_state.load(std::memory_order_relaxed);
   if (state == kRunning && !g_manual_clock.load(std::memory_order_relaxed)) {
@@ -160,18 +175,20 @@ void DecayTick(uint64_t now_ns) {
   g_manual_now_ns.store(now_ns);
   g_manual_clock.store(true);
   uint64_t decay_ns = DecayNs();
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    MutexLock lock(&g_arenas[i].lock);
-    g_arenas[i].heap.PurgeDecayed(now_ns, decay_ns);
-  }
+  ForEachArena([&](Arena& arena) {
+    MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
+    arena.heap.PurgeDecayed(now_ns, decay_ns);
+  });
   HugeCachePurge(now_ns, decay_ns);
 }
 
 void PurgeAllArenas() {
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    MutexLock lock(&g_arenas[i].lock);
-    g_arenas[i].heap.PurgeAll();
-  }
+  ForEachArena([](Arena& arena) {
+    MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
+    arena.heap.PurgeAll();
+  });
   HugeCachePurge(UINT64_MAX, 0);
 }
 

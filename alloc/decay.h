@@ -22,6 +22,10 @@ struct Arena;
 uint64_t DecayNowNs();
 // Under the arena's lock after pages became dirty: decays without a thread, notes the purger.
 void DecayAfterRelease(Arena* arena);
+// Under an arena's lock when its dirty pages passed the limit: true when the purge thread will
+// enforce it (it is running on the real clock; it is woken at the next PurgerAfterUnlock), so
+// that no purge runs on the freeing thread's path; false: the caller purges now.
+bool DeferExcessPurge();
 // After a huge block was freed (no lock held): wakes the thread, or decays the huge cache here.
 void DecayAfterHugeFree();
 // After every allocator lock is released: starts or wakes the purge thread if a release asked.

@@ -18,6 +18,7 @@ namespace {
 struct Slot {
   uintptr_t address;  // 0 = empty
   HugeLayout layout;
+  void* owner;        // the caller arena it counts to, or nullptr
   size_t bytes() const { return size_t{layout.ends[layout.count - 1]} << kLgPageBytes; }
 };
 // The table starts with kFirstCapacity slots and doubles (hashes are masked with capacity - 1).
@@ -108,7 +109,7 @@ HugeLayout TruncatedLayout(const HugeLayout& layout, uint32_t pages) {
 
 }  // namespace
 
-void* HugeAllocate(size_t bytes, size_t alignment, size_t* reused_bytes) {
+void* HugeAllocate(size_t bytes, size_t alignment, size_t* reused_bytes, void* owner) {
   *reused_bytes = 0;
   if (!HugeBytesOk(bytes)) return nullptr;
   bytes = PagesFor(bytes) << kLgPageBytes;
@@ -127,7 +128,7 @@ void* HugeAllocate(size_t bytes, size_t alignment, size_t* reused_bytes) {
     layout = OneExtent(LayoutPages(bytes), HugeNewVmaId());
   }
   MutexLock lock(&g_huge_lock);
-  if (!Insert(Slot{reinterpret_cast<uintptr_t>(block), layout})) {
+  if (!Insert(Slot{reinterpret_cast<uintptr_t>(block), layout, owner})) {
     OsUnmap(block, bytes);  // munmap takes a range of several VMAs
     *reused_bytes = 0;
     return nullptr;
@@ -149,7 +150,7 @@ bool HugeLayoutOf(const void* pointer, HugeLayout* layout) {
   return true;
 }
 
-bool HugeFree(void* pointer) {
+bool HugeFree(void* pointer, void** owner, size_t* bytes) {
   Slot freed;
   {
     MutexLock lock(&g_huge_lock);
@@ -158,11 +159,13 @@ bool HugeFree(void* pointer) {
     freed = *slot;
     Erase(slot);
   }
+  *owner = freed.owner;
+  *bytes = freed.bytes();
   HugeCachePutBlock(freed.address, freed.layout);
   return true;
 }
 
-void* HugeReallocate(void* pointer, size_t bytes) {
+void* HugeReallocate(void* pointer, size_t bytes, void** owner, size_t* old_bytes_out) {
   if (!HugeBytesOk(bytes)) return nullptr;
   bytes = PagesFor(bytes) << kLgPageBytes;
   Slot old;
@@ -170,13 +173,19 @@ void* HugeReallocate(void* pointer, size_t bytes) {
     MutexLock lock(&g_huge_lock);
     Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
     if (slot == nullptr) return nullptr;
-    if (slot->bytes() == bytes) return pointer;
+    if (slot->bytes() == bytes) {
+      *owner = slot->owner;
+      *old_bytes_out = bytes;
+      return pointer;
+    }
     old = *slot;
     Erase(slot);
   }
   // The block is live and owned by the caller: nobody else can free it meanwhile.
   size_t old_bytes = old.bytes();
-  Slot resized{old.address, OneExtent(LayoutPages(bytes), HugeNewVmaId())};
+  *owner = old.owner;
+  *old_bytes_out = old_bytes;
+  Slot resized{old.address, OneExtent(LayoutPages(bytes), HugeNewVmaId()), old.owner};
   if (bytes < old_bytes) {
     // The tail goes back to the OS at once: the caller said it is done with it. mremap shrinks
     // one VMA; the tail of an assembled block may span several, which munmap takes.

@@ -31,6 +31,9 @@ int FindSetFrom(const uint64_t* words, size_t from) {
 
 // The size lists and the parked lists, through size_prev/size_next.
 using SizeRing = Ring<FreeRunNode, &FreeRunNode::size_prev, &FreeRunNode::size_next>;
+// The dirty LRU (head: the oldest dirty run).
+using LruRing = Ring<FreeRunNode, &FreeRunNode::dirty_prev, &FreeRunNode::dirty_next>;
+using ChunkRing = Ring<Chunk, &Chunk::prev, &Chunk::next>;
 
 }  // namespace
 
@@ -50,18 +53,12 @@ void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirt
 
 void PageHeap::LruInsert(FreeRunNode* node, uint64_t since_ns, FreeRunNode* after) {
   node->dirty_since_ns = since_ns;
-  if (after == kLruTail) after = lru_tail_;
-  FreeRunNode* next = after == nullptr ? lru_head_ : after->dirty_next;
-  node->dirty_prev = after;
-  node->dirty_next = next;
-  if (after == nullptr) lru_head_ = node; else after->dirty_next = node;
-  if (next == nullptr) lru_tail_ = node; else next->dirty_prev = node;
+  LruRing::InsertAfter(lru_, after == kLruTail ? LruRing::Tail(lru_) : after, node);
 }
 
 FreeRunNode* PageHeap::LruRemove(FreeRunNode* node) {
-  FreeRunNode* prev = node->dirty_prev;
-  if (prev == nullptr) lru_head_ = node->dirty_next; else prev->dirty_next = node->dirty_next;
-  if (node->dirty_next == nullptr) lru_tail_ = prev; else node->dirty_next->dirty_prev = prev;
+  FreeRunNode* prev = node == lru_ ? nullptr : node->dirty_prev;
+  LruRing::Unlink(lru_, node);
   return prev;
 }
 
@@ -134,18 +131,14 @@ Chunk* PageHeap::NewChunk() {
   RegisterChunk(memory);
   auto* chunk = static_cast<Chunk*>(memory);  // zero-filled: header map entries read kFree/0
   chunk->heap = this;
-  chunk->prev = nullptr;
-  chunk->next = chunks_;
-  if (chunks_ != nullptr) chunks_->prev = chunk;
-  chunks_ = chunk;
+  ChunkRing::InsertAfter(chunks_, nullptr, chunk);
   ++chunk_count_;
   InsertFree(chunk, kChunkHeaderPages, kChunkUsablePages, false, 0, kLruTail);
   return chunk;
 }
 
 void PageHeap::UnmapChunk(Chunk* chunk) {
-  if (chunk->prev == nullptr) chunks_ = chunk->next; else chunk->prev->next = chunk->next;
-  if (chunk->next != nullptr) chunk->next->prev = chunk->prev;
+  ChunkRing::Unlink(chunks_, chunk);
   --chunk_count_;
   if (retained_ == chunk) retained_ = nullptr;
   UnregisterChunk(chunk);
@@ -185,13 +178,13 @@ void PageHeap::MarkLarge(Chunk* chunk, uint32_t page, uint32_t pages) {
   for (uint32_t i = 1; i < pages; ++i) chunk->map[page + i] = MapLargeInterior(i);
 }
 
-void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed) {
+void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed, bool written) {
   if (void* parked = TakeParked(pages)) {
     *zeroed = false;
     return parked;
   }
   Span span;
-  if (!TakeRun(pages, pages < kDirtyFirstLargePages, &span, zeroed)) return nullptr;
+  if (!TakeRun(pages, !written && pages < kDirtyFirstLargePages, &span, zeroed)) return nullptr;
   MarkLarge(span.chunk, span.page, pages);
   return PageAddress(span.chunk, span.page);
 }
@@ -219,15 +212,15 @@ void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass) {
   Span span;
   bool zeroed = false;
   if (!TakeRun(pages, false, &span, &zeroed)) return nullptr;
-  for (uint32_t i = 0; i < pages; ++i) span.chunk->map[span.page + i] = MapSmall(klass, i);
+  for (uint32_t i = 0; i < pages; ++i) span.chunk->map[span.page + i] = MapSmall(klass, i, small_flags_);
   return PageAddress(span.chunk, span.page);
 }
 
 void PageHeap::FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns, bool park) {
   uint32_t pages = MapCount(chunk->map[page]);
   active_pages_ -= pages;
-  if (park && Park(chunk, page, pages, now_ns)) return;
-  ReleaseRun(chunk, page, pages, true, now_ns);
+  if (!park || !Park(chunk, page, pages, now_ns)) ReleaseRun(chunk, page, pages, true, now_ns);
+  ValidateIfExpensive();
 }
 
 void PageHeap::FreeSmallRun(Chunk* chunk, uint32_t page, uint32_t pages, uint64_t now_ns) {
@@ -235,11 +228,17 @@ void PageHeap::FreeSmallRun(Chunk* chunk, uint32_t page, uint32_t pages, uint64_
   for (uint32_t i = 1; i < pages; ++i) chunk->map[page + i] = 0;
   active_pages_ -= pages;
   ReleaseRun(chunk, page, pages, true, now_ns);
+  ValidateIfExpensive();  // the run's chunk may have been unmapped
 }
 
 void PageHeap::ReleaseRun(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
                           uint64_t now_ns) {
   chunk->map[page] = 0;  // a freed head must not stay a head inside a merged free run
+  Coalesce(chunk, page, pages, dirty, now_ns);
+}
+
+void PageHeap::Coalesce(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
+                        uint64_t since_ns) {
   uint32_t start = page;
   uint32_t count = pages;
   if (page > kChunkHeaderPages) {  // step 5: left neighbour, read at its last page
@@ -258,7 +257,7 @@ void PageHeap::ReleaseRun(Chunk* chunk, uint32_t page, uint32_t pages, bool dirt
       RemoveFree(chunk, right_page);
     }
   }
-  InsertCoalesced(chunk, start, count, dirty, now_ns);
+  InsertCoalesced(chunk, start, count, dirty, since_ns);
 }
 
 void PageHeap::InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
@@ -283,7 +282,7 @@ bool PageHeap::GrowLargeInPlace(Chunk* chunk, uint32_t page, uint32_t new_pages)
   if (MapParked(right)) {
     // Growing in place beats keeping a parked run for a request that may not come: the run
     // becomes an ordinary dirty one (joining a dirty run after it), then the usual rule applies.
-    uint64_t newest = lru_tail_->dirty_since_ns;  // the parked run is in the LRU: not empty
+    uint64_t newest = LruRing::Tail(lru_)->dirty_since_ns;  // the parked run is in it: not empty
     Unpark(chunk, right_page);
     ReleaseRun(chunk, right_page, MapCount(right), true, newest);
     right = chunk->map[right_page];
@@ -320,25 +319,7 @@ void PageHeap::PurgeRun(FreeRunNode* node, OsPurgeBatch* batch) {
   }
   batch->Add(PageAddress(chunk, page), size_t{pages} << kLgPageBytes);
   purged_pages_total_ += pages;
-  uint32_t start = page;
-  uint32_t count = pages;
-  if (page > kChunkHeaderPages) {
-    uint32_t left = chunk->map[page - 1];
-    if (MapKind(left) == PageKind::kFree && !MapDirty(left)) {
-      start -= MapCount(left);
-      count += MapCount(left);
-      RemoveFree(chunk, start);
-    }
-  }
-  uint32_t right_page = page + pages;
-  if (right_page < kChunkPages) {
-    uint32_t right = chunk->map[right_page];
-    if (MapKind(right) == PageKind::kFree && !MapDirty(right)) {
-      count += MapCount(right);
-      RemoveFree(chunk, right_page);
-    }
-  }
-  InsertCoalesced(chunk, start, count, false, 0);
+  Coalesce(chunk, page, pages, false, 0);
 }
 
 template <typename KeepGoing>
@@ -346,15 +327,16 @@ size_t PageHeap::PurgeOldestWhile(KeepGoing keep_going) {
   size_t before = purged_pages_total_;
   OsPurgeBatch batch;
   purge_batch_ = &batch;
-  while (lru_head_ != nullptr && keep_going()) PurgeRun(lru_head_, &batch);
+  while (lru_ != nullptr && keep_going()) PurgeRun(lru_, &batch);
   batch.Flush();
   purge_batch_ = nullptr;
+  ValidateIfExpensive();
   return purged_pages_total_ - before;
 }
 
 size_t PageHeap::PurgeDecayed(uint64_t now_ns, uint64_t decay_ns) {
   return PurgeOldestWhile(
-      [&] { return now_ns >= decay_ns && lru_head_->dirty_since_ns <= now_ns - decay_ns; });
+      [&] { return now_ns >= decay_ns && lru_->dirty_since_ns <= now_ns - decay_ns; });
 }
 
 size_t PageHeap::PurgeExcess(size_t max_dirty_pages) {
@@ -366,12 +348,24 @@ size_t PageHeap::PurgeAll() {
   if (retained_ != nullptr) {
     RemoveFree(retained_, kChunkHeaderPages);
     UnmapChunk(retained_);
+    ValidateIfExpensive();
   }
   return purged;
 }
 
+void PageHeap::ReleaseAll() {
+  LETHE_CHECK(active_pages_ == 0, "releasing a heap with live runs");
+  while (chunks_ != nullptr) UnmapChunk(chunks_);
+  void* owner = owner_;
+  uint32_t small_flags = small_flags_;
+  uint64_t purged = purged_pages_total_;
+  *this = PageHeap{};
+  Init(owner, small_flags);
+  purged_pages_total_ = purged;
+}
+
 uint64_t PageHeap::OldestDirtyNs() const {
-  return lru_head_ == nullptr ? UINT64_MAX : lru_head_->dirty_since_ns;
+  return lru_ == nullptr ? UINT64_MAX : lru_->dirty_since_ns;
 }
 
 size_t PageHeap::largest_free_run() const {
@@ -390,11 +384,11 @@ size_t PageHeap::largest_free_run() const {
 
 void PageHeap::Validate() const {
   size_t active = 0, dirty_pages = 0, parked = 0, free_runs = 0, chunks = 0;
-  for (const Chunk* chunk = chunks_; chunk != nullptr; chunk = chunk->next) {
+  ChunkRing::ForEach(chunks_, [&](const Chunk* chunk) {
     ++chunks;
     LETHE_CHECK(chunk->heap == this, "chunk of another heap in the list");
     LETHE_CHECK(IsArenaChunk(chunk), "chunk not registered");
-    LETHE_CHECK(chunk->next == nullptr || chunk->next->prev == chunk, "broken chunk list");
+    LETHE_CHECK(chunk->next->prev == chunk, "broken chunk list");
     uint32_t page = kChunkHeaderPages;
     int previous_free = -1;  // dirtiness of the previous run when it was free
     while (page < kChunkPages) {
@@ -434,7 +428,8 @@ void PageHeap::Validate() const {
           LETHE_CHECK(klass < kSmallClassCount && MapCount(entry) == 0, "small run head entry");
           pages = kSmallClasses[klass].run_pages;
           for (uint32_t i = 0; i < pages; ++i) {
-            LETHE_CHECK(chunk->map[page + i] == MapSmall(klass, i), "small run page entry");
+            LETHE_CHECK(chunk->map[page + i] == MapSmall(klass, i, small_flags_),
+                        "small run page entry");
           }
           active += pages;
           previous_free = -1;
@@ -446,7 +441,7 @@ void PageHeap::Validate() const {
       page += pages;
     }
     LETHE_CHECK(page == kChunkPages, "runs overrun the chunk");
-  }
+  });
   LETHE_CHECK(chunks == chunk_count_, "chunk count");
   LETHE_CHECK(active == active_pages_, "active page count");
   LETHE_CHECK(dirty_pages == dirty_pages_, "dirty page count");
@@ -494,7 +489,7 @@ void PageHeap::Validate() const {
               "parked runs missing from the lists");
   size_t lru_pages = 0;
   uint64_t last_since = 0;
-  for (const FreeRunNode* node = lru_head_; node != nullptr; node = node->dirty_next) {
+  LruRing::ForEach(lru_, [&](const FreeRunNode* node) {
     const Chunk* chunk = ChunkOf(node);
     uint32_t entry = chunk->map[NodePage(chunk, node)];
     LETHE_CHECK((MapKind(entry) == PageKind::kFree && MapDirty(entry)) || MapParked(entry),
@@ -502,8 +497,8 @@ void PageHeap::Validate() const {
     LETHE_CHECK(node->dirty_since_ns >= last_since, "dirty LRU out of order");
     last_since = node->dirty_since_ns;
     lru_pages += MapCount(entry);
-    LETHE_CHECK(node->dirty_next != nullptr || node == lru_tail_, "LRU tail");
-  }
+    LETHE_CHECK(node->dirty_next->dirty_prev == node, "broken LRU");
+  });
   LETHE_CHECK(lru_pages == dirty_pages_, "dirty runs missing from the LRU");
   if (retained_ != nullptr) {
     LETHE_CHECK(MapCount(retained_->map[kChunkHeaderPages]) == kChunkUsablePages &&

@@ -25,7 +25,8 @@
 //     faulted in while the dirty pages of the block freed before them waited to be purged.
 //     lethe-alloc-workload churn with its images of 0.3-1 MiB only: 109,000 faults before,
 //     73,000 after (tcmalloc 48,000), same peak (172 MB); the usual mix: 96,000 -> 89,000, same
-//     peak (239 MB).
+//     peak (239 MB). And the run a realloc moves a block into takes dirty runs first too: the
+//     copy writes it at once.
 //  4. Splitting takes the low end of the chosen run; the rest keeps its dirtiness and its place
 //     in the dirty LRU. Only the map entries at the ends of the two pieces are written.
 //  5. Freeing coalesces with the left and right neighbours of the same dirtiness, found by reading
@@ -69,12 +70,17 @@ inline constexpr uint32_t kDirtyFirstLargePages = 64;
 class PageHeap {
  public:
   // `owner` (the arena) is recorded so that the free path finds the arena from a chunk.
-  void Init(void* owner) { owner_ = owner; }
+  // `small_flags` go into every small run's map entries (kMapNoCache for a caller arena).
+  void Init(void* owner, uint32_t small_flags = 0) {
+    owner_ = owner;
+    small_flags_ = small_flags;
+  }
   void* owner() const { return owner_; }
 
   // A run of `pages` (1..kChunkUsablePages) pages marked as one large block; nullptr when no chunk
-  // can be mapped. *zeroed tells whether all its pages read as zero.
-  void* AllocateLarge(uint32_t pages, bool* zeroed);
+  // can be mapped. *zeroed tells whether all its pages read as zero. `written`: the caller writes
+  // most of the block at once (a realloc's copy), so dirty runs go first (step 3).
+  void* AllocateLarge(uint32_t pages, bool* zeroed, bool written = false);
   // The same with the run's start aligned to `alignment` (a power of two > a page).
   void* AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t now_ns);
   // A run of `pages` pages marked as a small run of `klass`.
@@ -95,6 +101,10 @@ class PageHeap {
   size_t PurgeExcess(size_t max_dirty_pages);
   // Purges every dirty run and unmaps the retained empty chunk.
   size_t PurgeAll();
+  // With no live run left (active_pages() == 0): unmaps every chunk without purging first and
+  // leaves the heap as Init left it (the cumulative purge count stays). For a caller arena
+  // whose last block went: its chunks go back whole.
+  void ReleaseAll();
   // When the oldest dirty run became dirty; UINT64_MAX when there is none.
   uint64_t OldestDirtyNs() const;
 
@@ -108,6 +118,13 @@ class PageHeap {
 
   // Walks every chunk and list and LETHE_CHECKs every invariant of chunk.h and of the counters.
   void Validate() const;
+  // Validate() at LETHE_DEBUG_LEVEL >= 2, after every operation that changes the map in bulk
+  // (purge, large free, a small run's free, chunk unmaps), as mimalloc's expensive asserts do.
+  void ValidateIfExpensive() const {
+#if LETHE_DEBUG_LEVEL >= 2
+    Validate();
+#endif
+  }
 
  private:
   struct Span {
@@ -126,6 +143,9 @@ class PageHeap {
   FreeRunNode* RemoveFree(Chunk* chunk, uint32_t page);
   // Frees [page, page + pages) with the given dirtiness, coalescing with like neighbours.
   void ReleaseRun(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t now_ns);
+  // Step 5, for ReleaseRun and PurgeRun: merges the run [page, page + pages) (out of every list)
+  // with the free neighbours of the same dirtiness and inserts the result (InsertCoalesced).
+  void Coalesce(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t since_ns);
   // Inserts a coalesced free run, or retains/unmaps its chunk when the run is the whole chunk.
   void InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty, uint64_t since_ns);
   // Takes the run out of the dirty lists as clean and adds its pages to `batch`.
@@ -149,7 +169,8 @@ class PageHeap {
   void Unpark(Chunk* chunk, uint32_t page);
 
   void* owner_ = nullptr;
-  Chunk* chunks_ = nullptr;
+  uint32_t small_flags_ = 0;
+  Chunk* chunks_ = nullptr;  // ring through Chunk::prev/next
   Chunk* retained_ = nullptr;  // an entirely free chunk kept to avoid map/unmap churn
   // The batch of the purge in progress, flushed before any chunk is unmapped (a range left in it
   // could otherwise be purged after its address was mapped again for someone else).
@@ -160,8 +181,7 @@ class PageHeap {
   FreeRunNode* parked_[kParkLengths] = {};
   uint32_t parked_count_[kParkLengths] = {};
   size_t parked_pages_ = 0;
-  FreeRunNode* lru_head_ = nullptr;  // oldest dirty run
-  FreeRunNode* lru_tail_ = nullptr;
+  FreeRunNode* lru_ = nullptr;  // ring of dirty runs, the oldest at the head
   size_t active_pages_ = 0;
   size_t dirty_pages_ = 0;
   size_t chunk_count_ = 0;

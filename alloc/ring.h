@@ -1,5 +1,6 @@
-// ring.h — the circular doubly linked lists of the page heap (free runs by length, parked runs)
-// and of the bins (non-full runs): intrusive, one head pointer, head->prev is the tail.
+// ring.h — the circular doubly linked lists of the allocator: the page heap's free runs by length,
+// parked runs, dirty LRU and chunks, the bins' non-full runs, the live thread caches. Intrusive,
+// one head pointer, head->prev is the tail.
 //
 // Ring<Node, &Node::prev, &Node::next> works on any node type with two link members. Callers own
 // the locking (all these lists live under an arena's lock).
@@ -19,11 +20,7 @@ struct Ring {
       head = node;
       return;
     }
-    Node* tail = head->*kPrev;
-    node->*kPrev = tail;
-    node->*kNext = head;
-    tail->*kNext = node;
-    head->*kPrev = node;
+    LinkAfter(head->*kPrev, node);
   }
   // Appends `node`, then makes it the head if its address is below the head's: allocation from
   // the head then favours low addresses, and high memory drains (an O(1) approximation of
@@ -31,6 +28,39 @@ struct Ring {
   static void AppendLowFirst(Node*& head, Node* node) {
     Append(head, node);
     if (reinterpret_cast<uintptr_t>(node) < reinterpret_cast<uintptr_t>(head)) head = node;
+  }
+  // Puts `node` just after `after` (nullptr: at the head).
+  static void InsertAfter(Node*& head, Node* after, Node* node) {
+    if (after == nullptr) {
+      Append(head, node);
+      head = node;
+      return;
+    }
+    LinkAfter(after, node);
+  }
+  // The last node (nullptr when empty).
+  static Node* Tail(Node* head) { return head == nullptr ? nullptr : head->*kPrev; }
+  // Calls f(node) for every node from the head on; f may unlink the node it is given.
+  template <typename F>
+  static void ForEach(Node* head, F f) {
+    if (head == nullptr) return;
+    Node* node = head;
+    Node* last = head->*kPrev;
+    while (true) {
+      Node* next = node->*kNext;
+      bool at_last = node == last;
+      f(node);
+      if (at_last) return;
+      node = next;
+    }
+  }
+  // Links `node` between `after` and its successor (the ring is not empty).
+  static void LinkAfter(Node* after, Node* node) {
+    Node* next = after->*kNext;
+    node->*kPrev = after;
+    node->*kNext = next;
+    next->*kPrev = node;
+    after->*kNext = node;
   }
   // Takes `node` out; true when the list became empty.
   static bool Unlink(Node*& head, Node* node) {

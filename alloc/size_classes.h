@@ -7,12 +7,17 @@
 //   quantum   16, 32, 48, ..., 256                     (16-byte steps: most browser objects)
 //   4/double  320, 384, 448, 512, 640, ..., 3584       (4 classes per doubling; sub-page)
 //             4096, 5120, 6144, 7168, 8192, ..., 14336 (still small: served from multi-page runs)
-//   large     every page multiple from 16 KiB to kLargeMaxBytes (runs inside a chunk)
+//   large     4 per doubling of the page count: 16, 20, 24, 28, 32, 40, ... 896 KiB, then
+//             kLargeMaxBytes (a whole chunk's usable pages): runs inside a chunk
 //   huge      larger than kLargeMaxBytes (>= 1 MiB): page-granular mmap, grown with mremap
 //
 // Worst-case internal waste of a request of n bytes: at most max(15, n / 4) bytes (quantum steps
-// waste < 16 bytes; in the 4-per-doubling range a class is at most a quarter above the one below:
-// 257 -> 320 wastes 63); large blocks waste less than a page, which is <= n / 4 from 16 KiB on.
+// waste < 16 bytes; in the 4-per-doubling ranges a class is at most a quarter above the one
+// below: 257 -> 320 wastes 63, 16 KiB + 1 -> 20 KiB wastes 4095).
+// Large classes are geometric, not every page multiple, so that a buffer grown "just enough" by
+// realloc moves O(log n) times, not O(n) (copying O(n^2) bytes). The rounding costs address
+// space, not memory: a large run taken from clean pages (page_heap.h step 3) has its tail pages
+// faulted in only when written, and a tail nobody writes stays unbacked.
 //
 // Small classes live in runs of 1..16 pages; objects start at the page-aligned run start, so a
 // class of size s is aligned to the largest power of two dividing s (up to a page), which
@@ -195,16 +200,31 @@ inline size_t SmallClassOf(size_t size) { return kClassLookup[(size + 7) >> 3]; 
 
 inline constexpr size_t PagesFor(size_t bytes) { return (bytes + kPageBytes - 1) >> kLgPageBytes; }
 
-// The size a request of `size` bytes gets (the class size; page-rounded for large and huge).
+// The large class of a run of `pages` pages (kLargeMinPages..kChunkUsablePages): `pages` rounded
+// up to a multiple of a quarter of the power of two below it (4 classes per doubling), at most
+// kChunkUsablePages. A few instructions: malloc's fast path computes it.
+inline constexpr uint32_t kLargeMinPages = static_cast<uint32_t>(PagesFor(kSmallMaxBytes + 1));
+constexpr uint32_t LargeClassPages(size_t pages) {
+  auto below = static_cast<uint32_t>(pages - 1);  // >= 3
+  int granule_lg = 29 - std::countl_zero(below);  // floor(log2(below)) - 2, >= -1
+  if (granule_lg < 0) granule_lg = 0;
+  uint32_t rounded = ((below >> granule_lg) + 1) << granule_lg;
+  return rounded < kChunkUsablePages ? rounded : static_cast<uint32_t>(kChunkUsablePages);
+}
+
+// The size a request of `size` bytes gets (the class size; page-rounded for huge).
 // 0 when the size cannot be served (it would overflow).
 inline size_t GoodSize(size_t size) {
   if (size <= kSmallMaxBytes) return kSmallSizes[SmallClassOf(size)];
+  if (size <= kLargeMaxBytes) return size_t{LargeClassPages(PagesFor(size))} << kLgPageBytes;
   if (size > SIZE_MAX - kPageBytes) return 0;
   return PagesFor(size) << kLgPageBytes;
 }
 
 static_assert(kSmallSizes[0] == 8 && kSmallSizes.back() == kSmallMaxBytes);
 static_assert(kSmallMaxBytes < 4 * kPageBytes, "the first large class is 16 KiB");
+static_assert(LargeClassPages(4) == 4 && LargeClassPages(9) == 10 && LargeClassPages(17) == 20 &&
+              LargeClassPages(225) == kChunkUsablePages && LargeClassPages(224) == 224);
 static_assert(kChunkPages <= 256 * 16, "page numbers fit the map entry");
 
 }  // namespace lethe::internal

@@ -65,9 +65,11 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   uint64_t small_out = 0, large_out = 0, active_pages = 0, dirty_pages = 0, chunks = 0;
   uint64_t purged_pages = 0, bin_unused = 0, arena_allocations = 0, arena_frees = 0;
   uint64_t parked_pages = 0;
-  for (unsigned i = 0; i < g_arena_count; ++i) {
-    Arena& arena = g_arenas[i];
+  uint64_t arenas = 0;
+  ForEachArena([&](Arena& arena) {
     MutexLock lock(&arena.lock);
+    ArenaDrainRemoteFrees(&arena);
+    if (!arena.caller || arena.heap.chunk_count() > 0 || arena.huge_count > 0) ++arenas;
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
       const Bin& bin = arena.bins[klass];
       small_out += bin.regions_out * kSmallSizes[klass];
@@ -87,7 +89,7 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
     parked_pages += arena.heap.parked_pages();
     chunks += arena.heap.chunk_count();
     purged_pages += arena.heap.purged_pages_total();
-  }
+  });
   CacheTotals caches;
   ThreadCacheTotals(&caches);
   if (classes != nullptr) {
@@ -124,7 +126,7 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   out->low_memory_callbacks = LowMemoryCallbackCount();
   out->chunk_count = chunks;
   out->huge_count = huge.live_count;
-  out->arena_count = g_arena_count;
+  out->arena_count = arenas;
   out->oom_count = g_oom_events.load(std::memory_order_relaxed);
   out->requested_bytes = g_requested_bytes.load(std::memory_order_relaxed);
   out->served_bytes = g_served_bytes.load(std::memory_order_relaxed);

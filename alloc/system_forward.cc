@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "arena_handles.h"
 #include "lethe/alloc.h"
 
 namespace {
@@ -65,6 +66,7 @@ void* Account(void* block) {
 template <typename Allocate>
 void* AllocateWithRetry(size_t request_bytes, Allocate allocate) {
   if (ShouldInjectFailure()) {
+    RunLowMemoryCallback(request_bytes);  // as on a real refusal
     errno = ENOMEM;
     return nullptr;
   }
@@ -118,6 +120,7 @@ void lethe_free(void* pointer) noexcept {
 void* lethe_realloc(void* pointer, size_t size) noexcept {
   if (pointer == nullptr) return lethe_malloc(size);
   if (ShouldInjectFailure()) {
+    RunLowMemoryCallback(size);
     errno = ENOMEM;
     return nullptr;
   }
@@ -185,5 +188,50 @@ void lethe_set_low_memory_callback(lethe_low_memory_callback_t callback, void* c
 }
 
 void lethe_fail_after(long n) noexcept { g_fail_countdown.store(n > 0 ? n : 0); }
+
+// Caller arenas: the handles, limits, bindings and errors of the bundled allocator
+// (arena_handles.h), with no memory behind them: blocks come from the system malloc whatever is
+// bound, so the statistics are zeros flagged LETHE_ARENA_UNTRACKED and a destroyed arena holds
+// nothing (no ghosts).
+lethe_arena_t lethe_arena_create(void) noexcept {
+  using namespace lethe::internal;
+  lethe::internal::MutexLock lock(&g_arena_handles_lock);
+  uint32_t slot = 0;
+  if (int error = ArenaSlotCreate(&slot); error != 0) {
+    errno = error;
+    return LETHE_ARENA_NONE;
+  }
+  return ArenaSlotHandle(slot);
+}
+
+int lethe_arena_bind(lethe_arena_t arena, lethe_arena_t* previous) noexcept {
+  uint32_t slot = 0;
+  return lethe::internal::ArenaBindThread(arena, previous, &slot);
+}
+
+lethe_arena_t lethe_arena_bound(void) noexcept { return lethe::internal::ThreadBoundArena(); }
+
+int lethe_arena_stats(lethe_arena_t arena, lethe_arena_stats_t* out) noexcept {
+  using namespace lethe::internal;
+  if (out == nullptr) return EINVAL;
+  MutexLock lock(&g_arena_handles_lock);
+  uint32_t slot = 0;
+  if (int error = ArenaSlotFind(arena, &slot); error != 0) return error;
+  std::memset(out, 0, sizeof(*out));
+  out->flags = LETHE_ARENA_UNTRACKED;
+  out->bound_threads = ArenaSlotAt(slot).bound_threads;
+  return 0;
+}
+
+int lethe_arena_destroy(lethe_arena_t arena, uint64_t* bytes_left) noexcept {
+  using namespace lethe::internal;
+  MutexLock lock(&g_arena_handles_lock);
+  uint32_t slot = 0;
+  if (int error = ArenaSlotFind(arena, &slot); error != 0) return error;
+  if (ArenaSlotAt(slot).bound_threads > 0) return EBUSY;
+  if (bytes_left != nullptr) *bytes_left = 0;
+  ArenaSlotRelease(slot);
+  return 0;
+}
 
 }  // extern "C"

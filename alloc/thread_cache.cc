@@ -10,6 +10,7 @@
 #include "decay.h"
 #include "lethe/check.h"
 #include "mutex.h"
+#include "ring.h"
 
 namespace lethe::internal {
 
@@ -22,13 +23,15 @@ enum CacheState : uint8_t { kFresh = 0, kCreating = 1, kActive = 2, kGone = 3 };
 
 LETHE_TLS uint8_t t_state = kFresh;
 constinit Mutex g_registry_lock;
-constinit ThreadCache* g_live = nullptr;   // guarded by g_registry_lock
+constinit ThreadCache* g_live = nullptr;   // ring of live caches, guarded by g_registry_lock
 constinit ThreadCache* g_spare = nullptr;  // caches of exited threads, for reuse
 constinit uint64_t g_dead_allocations = 0;
 constinit uint64_t g_dead_frees = 0;
 constinit size_t g_cache_count = 0;
 constinit pthread_key_t g_key = 0;
 constinit bool g_key_ready = false;
+
+using CacheRing = Ring<ThreadCache, &ThreadCache::prev, &ThreadCache::next>;
 
 uint64_t Load(const uint64_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
 uint32_t Load(const uint32_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
@@ -61,8 +64,7 @@ void Destroy(void* value) {
   MutexLock lock(&g_registry_lock);
   g_dead_allocations += CacheAllocations(*cache);
   g_dead_frees += CacheFrees(*cache);
-  if (cache->prev == nullptr) g_live = cache->next; else cache->prev->next = cache->next;
-  if (cache->next != nullptr) cache->next->prev = cache->prev;
+  CacheRing::Unlink(g_live, cache);
   cache->next = g_spare;
   g_spare = cache;
 }
@@ -83,7 +85,9 @@ void ThreadCacheInitKey() {
 
 ThreadCache* ThreadCacheGet() {
   if (t_cache != nullptr) return t_cache;
-  if (t_state != kFresh || !g_options.tcache || !g_key_ready) return nullptr;
+  if (t_state != kFresh || !g_options.tcache || !g_key_ready || t_bound_arena != nullptr) {
+    return nullptr;
+  }
   t_state = kCreating;  // allocations made while creating (pthread_setspecific) go uncached
   ThreadCache* cache;
   {
@@ -100,16 +104,19 @@ ThreadCache* ThreadCacheGet() {
       ++g_cache_count;
     }
     InitBins(cache);
-    cache->arena = ThreadArena();
-    cache->prev = nullptr;
-    cache->next = g_live;
-    if (g_live != nullptr) g_live->prev = cache;
-    g_live = cache;
+    cache->arena = AutomaticArena();
+    CacheRing::Append(g_live, cache);
   }
   pthread_setspecific(g_key, cache);
   t_cache = cache;
   t_state = kActive;
   return cache;
+}
+
+void ThreadCacheSuspend() { t_cache = nullptr; }
+
+void ThreadCacheResume() {
+  if (t_state == kActive) t_cache = static_cast<ThreadCache*>(pthread_getspecific(g_key));
 }
 
 void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
@@ -126,31 +133,42 @@ void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
   return block;
 }
 
+namespace {
+
+// Returns blocks[0, count) to the arenas that own them, grouped so that each arena's lock is taken
+// once per 64 of its blocks: each pass frees every block of the first block's arena and keeps the
+// others, in order, at the front of `blocks` (which it reorders). free_batch is
+// ArenaFreeSmallBatch or ArenaFreeLargeBatch.
+void FlushToOwners(void** blocks, uint32_t count,
+                   void (*free_batch)(Arena*, void**, uint32_t)) {
+  constexpr uint32_t kBatch = 64;
+  uint32_t remaining = count;
+  while (remaining > 0) {
+    Arena* arena = ArenaOf(ChunkOf(blocks[0]));
+    void* batch[kBatch];
+    uint32_t batched = 0, kept = 0;
+    for (uint32_t i = 0; i < remaining; ++i) {
+      if (ArenaOf(ChunkOf(blocks[i])) != arena) {
+        blocks[kept++] = blocks[i];
+        continue;
+      }
+      batch[batched++] = blocks[i];
+      if (batched == kBatch) {
+        free_batch(arena, batch, batched);
+        batched = 0;
+      }
+    }
+    if (batched > 0) free_batch(arena, batch, batched);
+    remaining = kept;
+  }
+}
+
+}  // namespace
+
 void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
   CacheBin& bin = cache->bins[klass];
   if (count > bin.count) count = bin.count;
-  // Group by owner arena: each pass frees every region of the first region's arena.
-  void** pending = bin.slots;
-  uint32_t remaining = count;
-  while (remaining > 0) {
-    Arena* arena = ArenaOf(ChunkOf(pending[0]));
-    uint32_t kept = 0;
-    void* batch[64];
-    uint32_t batched = 0;
-    for (uint32_t i = 0; i < remaining; ++i) {
-      if (ArenaOf(ChunkOf(pending[i])) == arena) {
-        batch[batched++] = pending[i];
-        if (batched == 64) {
-          ArenaFreeSmallBatch(arena, batch, batched);
-          batched = 0;
-        }
-      } else {
-        pending[kept++] = pending[i];
-      }
-    }
-    if (batched > 0) ArenaFreeSmallBatch(arena, batch, batched);
-    remaining = kept;
-  }
+  FlushToOwners(bin.slots, count, ArenaFreeSmallBatch);
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
   if (bin.low_water > bin.count) bin.low_water = bin.count;
@@ -168,19 +186,8 @@ void FlushLargeBin(ThreadCache* cache, uint32_t index, uint32_t count) {
   bin.count -= count;
   if (bin.low_water > bin.count) bin.low_water = bin.count;
   cache->large_bytes -= (size_t{count} * (index + kLargeCacheMinPages)) << kLgPageBytes;
-  // Group by owner arena (a block freed by this thread may come from another thread's arena).
-  uint32_t remaining = count;
-  while (remaining > 0) {
-    Arena* arena = ArenaOf(ChunkOf(pending[0]));
-    void* batch[kLargeCacheSlots];
-    uint32_t batched = 0, kept = 0;
-    for (uint32_t i = 0; i < remaining; ++i) {
-      if (ArenaOf(ChunkOf(pending[i])) == arena) batch[batched++] = pending[i];
-      else pending[kept++] = pending[i];
-    }
-    ArenaFreeLargeBatch(arena, batch, batched);
-    remaining = kept;
-  }
+  // A block freed by this thread may come from another thread's arena.
+  FlushToOwners(pending, count, ArenaFreeLargeBatch);
 }
 
 }  // namespace
@@ -252,7 +259,7 @@ void ThreadCacheTotals(CacheTotals* totals) {
   totals->allocation_count = g_dead_allocations;
   totals->free_count = g_dead_frees;
   totals->metadata_bytes = g_cache_count * sizeof(ThreadCache);
-  for (ThreadCache* cache = g_live; cache != nullptr; cache = cache->next) {
+  CacheRing::ForEach(g_live, [totals](const ThreadCache* cache) {
     totals->allocation_count += CacheAllocations(*cache);
     totals->free_count += CacheFrees(*cache);
     totals->cached_bytes += Load(cache->large_bytes);
@@ -261,7 +268,7 @@ void ThreadCacheTotals(CacheTotals* totals) {
       totals->cached_regions[klass] += count;
       totals->cached_bytes += uint64_t{count} * kSmallSizes[klass];
     }
-  }
+  });
 }
 
 void ThreadCacheLockForFork() { g_registry_lock.Lock(); }

@@ -117,6 +117,10 @@ extern std::atomic<uint64_t> g_flush_epoch;
 // The calling thread's cache, created on first use; nullptr when caches are off, the thread is
 // exiting, or metadata cannot be mapped.
 ThreadCache* ThreadCacheGet();
+// While the thread is bound to a caller arena its cache is set aside (t_cache null, so that every
+// call takes the slow paths to the bound arena), then put back (lethe_arena_bind).
+void ThreadCacheSuspend();
+void ThreadCacheResume();
 // Refills the bin of `klass` from the thread's arena and pops one region; nullptr on OOM.
 void* ThreadCacheFill(ThreadCache* cache, uint32_t klass);
 // Returns the `count` oldest regions of the bin to their arenas.

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <mutex>
+#include <new>
+#include <utility>
 
 #include "lethe/memory_pressure.h"
 
@@ -20,17 +22,29 @@ namespace lethe::internal {
 // Runs `work()` with `mutex` held. What `work` moved into `discarded` is destroyed after `mutex`
 // is released. Returns how far `used_bytes` fell during `work`, also added to `*freed_sum` (under
 // the lock) when given.
-template <typename DiscardList, typename Work>
-uint64_t DiscardUnderLock(std::mutex& mutex, DiscardList& discarded, const uint64_t& used_bytes,
+template <typename Mutex, typename DiscardList, typename Work>
+uint64_t DiscardUnderLock(Mutex& mutex, DiscardList& discarded, const uint64_t& used_bytes,
                           Work&& work, uint64_t* freed_sum = nullptr) {
   DiscardList doomed;  // declared before the lock, so destroyed after it is released
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<Mutex> lock(mutex);
   const uint64_t before = used_bytes;
   work();
   const uint64_t freed = before - used_bytes;
   if (freed_sum != nullptr) *freed_sum += freed;
   doomed.swap(discarded);
   return freed;
+}
+
+// Moves `payload` into `discarded`, to be released after the lock; when the list cannot grow (out
+// of memory), releases it at once, under the lock: slower for the other threads, never wrong, and
+// discarding never fails for want of memory.
+template <typename DiscardList, typename Payload>
+void DeferRelease(DiscardList& discarded, Payload&& payload) {
+  try {
+    discarded.push_back(std::move(payload));  // strong guarantee: `payload` kept if this throws
+  } catch (const std::bad_alloc&) {
+    payload = nullptr;
+  }
 }
 
 // The pressure policy of both caches (Firefox's surface cache answers the same way):

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "disk_cache_schema.h"
+#include "lethe/alloc.h"
 #include "lethe/sqlite_allocator.h"
 #include "sqlite_util.h"
 
@@ -652,11 +653,34 @@ struct DiskCache::Impl {
 
 // ---- the facade ------------------------------------------------------------------------------
 
+namespace {
+
+// Puts SQLite on Lethe's allocator where the process runs on it (see DiskCacheOptions::
+// sqlite_allocator). Must run before the first sqlite3_* call that allocates: sqlite3_open_v2
+// initialises SQLite, after which its allocator cannot change. Says once when it is too late.
+void ChooseSqliteAllocator(DiskCacheOptions::SqliteAllocator wanted,
+                           const std::function<void(const std::string&)>& log) {
+  if (wanted != DiskCacheOptions::SqliteAllocator::kAuto) return;
+  if (std::string_view(lethe_allocator_name()) != "lethe") return;  // sanitizer builds: forwarded
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    const SqliteAllocatorOutcome outcome = UseLetheAllocatorForSqlite();
+    if (outcome != SqliteAllocatorOutcome::kInstalled &&
+        outcome != SqliteAllocatorOutcome::kAlreadyInstalled) {
+      log(SqliteAllocatorOutcomeMessage(outcome));
+    }
+  });
+}
+
+}  // namespace
+
 DiskCacheResult<std::unique_ptr<DiskCache>> DiskCache::Open(const std::string& path,
                                                              DiskCacheOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->options = std::move(options);
+  ChooseSqliteAllocator(impl->options.sqlite_allocator,
+                        [&impl](const std::string& line) { impl->Log(line); });
   // Two attempts: the file as it is, then (if it was unusable and moved aside) a new one.
   for (int attempt = 0; attempt < 2; ++attempt) {
     internal::PrepareOutcome outcome;

@@ -91,7 +91,8 @@ void ImageCache::Discard(Entry* entry, DiscardReason reason) {
     case DiscardReason::kPressure: ++stats_.discarded_by_pressure_count; break;
     case DiscardReason::kRemoved: break;
   }
-  discarded_.push_back(std::move(entry->image));
+  if (reason != DiscardReason::kRemoved) RememberDrop(entry->url);
+  internal::DeferRelease(discarded_, entry->image);
   std::string url = std::move(entry->url);
   entries_.erase(url);
 }
@@ -102,10 +103,28 @@ uint64_t ImageCache::DropUnreferencedLocked(DiscardReason reason) {
   return before - used_bytes_;
 }
 
+void ImageCache::RememberDrop(std::string_view url) {
+  drops_[next_drop_] = Drop{std::hash<std::string_view>{}(url), clock_.Now(), true};
+  next_drop_ = (next_drop_ + 1) % drops_.size();
+}
+
+void ImageCache::CountRegret(std::string_view url, uint64_t cost) {
+  const size_t hash = std::hash<std::string_view>{}(url);
+  bool regretted = false;  // one regret per store, however often the URL was dropped before
+  for (Drop& drop : drops_) {
+    if (!drop.valid || drop.url_hash != hash) continue;
+    drop.valid = false;  // a drop is undone once
+    if (regretted || clock_.Now() - drop.when > options_.regret_window) continue;
+    regretted = true;
+    ++stats_.regret_count;
+    stats_.regret_bytes += cost;
+  }
+}
+
 // Puts `image` under `url`, replacing an existing entry's image (keeping its references).
 ImageCacheOutcome ImageCache::Store(std::string_view url, std::shared_ptr<const EncodedImage> image) {
   const uint64_t cost = image->MemoryBytes();
-  auto it = entries_.find(std::string(url));
+  auto it = entries_.find(url);
   Entry* existing = it == entries_.end() ? nullptr : it->second.get();
   const bool referenced = existing != nullptr && existing->reference_count > 0;
   // The replaced image's bytes are freed by the replacement: they do not count as held.
@@ -115,22 +134,30 @@ ImageCacheOutcome ImageCache::Store(std::string_view url, std::shared_ptr<const 
     ++stats_.over_budget_count;
     return ImageCacheOutcome::kOverBudget;
   }
-  // Step 1: the existing entry leaves the books (and the tracker) while room is made.
-  if (existing != nullptr) {
+  // Step 0: every allocation, before anything changes: a new entry (filed, not yet counted: it is
+  // in no tracker, so no eviction below can pick it) and the tracker's room for it.
+  if (existing == nullptr) {
+    try {
+      tracker_.Reserve(entries_.size() + 1);
+      auto entry = std::make_unique<Entry>();
+      entry->url = std::string(url);
+      std::string_view key = entry->url;  // the entry's own string stays put while it lives
+      existing = entries_.emplace(key, std::move(entry)).first->second.get();
+    } catch (const std::bad_alloc&) {
+      ++stats_.out_of_memory_count;
+      return ImageCacheOutcome::kOutOfMemory;
+    }
+    CountRegret(url, cost);
+  } else {
+    // Step 1: the existing entry leaves the books (and the tracker) while room is made.
     tracker_.Remove(existing);
     used_bytes_ -= old_cost;
     if (referenced) referenced_bytes_ -= old_cost;
+    internal::DeferRelease(discarded_, existing->image);
   }
   // Step 2: evict unreferenced entries, oldest generation first.
   while (used_bytes_ + cost > options_.max_bytes) Discard(tracker_.PeekOldest(), DiscardReason::kCap);
-  // Step 3: (re)insert.
-  if (existing == nullptr) {
-    auto entry = std::make_unique<Entry>();
-    entry->url = std::string(url);
-    existing = entries_.emplace(entry->url, std::move(entry)).first->second.get();
-  } else {
-    discarded_.push_back(std::move(existing->image));
-  }
+  // Step 3: (re)insert; nothing here allocates.
   existing->image = std::move(image);
   existing->cost_bytes = cost;
   used_bytes_ += cost;
@@ -148,7 +175,7 @@ ImageCacheOutcome ImageCache::Put(std::string_view url, std::span<const uint8_t>
   // Copy outside the lock: a multi-megabyte memcpy should not stall lookups.
   std::shared_ptr<const EncodedImage> image = EncodedImage::Create(bytes, header);
   DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
   if (image == nullptr) {
     ++stats_.out_of_memory_count;
     return ImageCacheOutcome::kOutOfMemory;
@@ -167,12 +194,12 @@ ImageCacheOutcome ImageCache::SetPlaceholder(std::string_view url,
   std::shared_ptr<const EncodedImage> image =
       EncodedImage::Create(current->bytes(), current->header(), placeholder);
   DiscardList doomed;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
   if (image == nullptr) {
     ++stats_.out_of_memory_count;
     return ImageCacheOutcome::kOutOfMemory;
   }
-  auto it = entries_.find(std::string(url));
+  auto it = entries_.find(url);
   if (it == entries_.end()) return ImageCacheOutcome::kInvalid;  // dropped meanwhile
   ImageCacheOutcome outcome = Store(url, std::move(image));
   doomed.swap(discarded_);
@@ -180,8 +207,8 @@ ImageCacheOutcome ImageCache::SetPlaceholder(std::string_view url,
 }
 
 std::shared_ptr<const EncodedImage> ImageCache::Get(std::string_view url) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(std::string(url));
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
+  auto it = entries_.find(url);
   if (it == entries_.end()) {
     ++stats_.miss_count;
     return nullptr;
@@ -193,8 +220,8 @@ std::shared_ptr<const EncodedImage> ImageCache::Get(std::string_view url) {
 }
 
 bool ImageCache::AddReference(std::string_view url) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(std::string(url));
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
+  auto it = entries_.find(url);
   if (it == entries_.end()) return false;
   Entry* entry = it->second.get();
   if (entry->reference_count++ == 0) {
@@ -205,8 +232,8 @@ bool ImageCache::AddReference(std::string_view url) {
 }
 
 void ImageCache::RemoveReference(std::string_view url) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(std::string(url));
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
+  auto it = entries_.find(url);
   LETHE_CHECK(it != entries_.end() && it->second->reference_count > 0,
               "ImageCache::RemoveReference without a matching AddReference");
   Entry* entry = it->second.get();
@@ -218,7 +245,7 @@ void ImageCache::RemoveReference(std::string_view url) {
 
 uint64_t ImageCache::Remove(std::string_view url) {
   return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_, [&] {
-    auto it = entries_.find(std::string(url));
+    auto it = entries_.find(url);
     if (it != entries_.end()) Discard(it->second.get(), DiscardReason::kRemoved);
   });
 }
@@ -231,13 +258,23 @@ uint64_t ImageCache::Tick() {
 }
 
 Clock::TimePoint ImageCache::NextExpiryTime() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
   return tracker_.NextAgeTime();
 }
 
 uint64_t ImageCache::DropUnreferenced() {
   return internal::DiscardUnderLock(mutex_, discarded_, used_bytes_,
                           [&] { DropUnreferencedLocked(DiscardReason::kPressure); });
+}
+
+std::optional<uint64_t> ImageCache::TryDropUnreferenced() {
+  DiscardList doomed;  // released after the lock, as everywhere
+  std::unique_lock<internal::CacheMutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  uint64_t freed = DropUnreferencedLocked(DiscardReason::kPressure);
+  stats_.freed_by_pressure_bytes += freed;
+  doomed.swap(discarded_);
+  return freed;
 }
 
 uint64_t ImageCache::OnMemoryPressure(const MemoryPressureEvent& event) {
@@ -264,7 +301,7 @@ MemoryReporter::Registration ImageCache::RegisterReporter(MemoryReporter& report
 }
 
 void ImageCache::Report(MemoryReportCollector& collector) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
   uint64_t compressed = 0;
   uint64_t placeholders = 0;
   for (const auto& [url, entry] : entries_) {
@@ -288,25 +325,28 @@ void ImageCache::Report(MemoryReportCollector& collector) const {
   counter("out-of-memory", stats_.out_of_memory_count, "Puts whose copy the allocator refused.");
   counter("freed-by-pressure-bytes", stats_.freed_by_pressure_bytes,
           "Bytes released by memory-pressure events (a byte count, cumulative).");
+  counter("regrets", stats_.regret_count,
+          "Drops undone: compressed bytes stored again within 5 s of being dropped.");
+  counter("regret-bytes", stats_.regret_bytes, "Bytes of those (a byte count, cumulative).");
 }
 
 uint64_t ImageCache::used_bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
   return used_bytes_;
 }
 
 uint64_t ImageCache::referenced_bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
   return referenced_bytes_;
 }
 
 size_t ImageCache::entry_count() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
   return entries_.size();
 }
 
 ImageCacheStats ImageCache::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
   return stats_;
 }
 

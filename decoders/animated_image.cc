@@ -17,7 +17,7 @@ static_assert(std::endian::native == std::endian::little,
 
 void AnimationState::Draw(const StoredFrame& frame, const uint8_t* indices) {
   const AnimationFrameInfo& info = frame.info;
-  const std::vector<uint32_t>& palette = palettes_[frame.palette_id];
+  const std::span<const uint32_t> palette = PaletteOf(frame);
   const size_t palette_count = palette.size();
   const int transparent = info.transparent_index;
   const bool partial = frame.valid_rows < frame.source_height;
@@ -76,11 +76,21 @@ DecodeResult<bool> AnimationState::DecodeFrameAgain(uint32_t k, LetheBuffer* int
   reader_->Seek(frame.descriptor_offset);
   GifFrameRecord record;
   if (reader_->ReadToNextFrame(&record) != GifReader::Next::kFrame) {
+    into->Reset();  // never resident without its pixels
     return MakeDecodeError(reader_->error_code(), reader_->error());
+  }
+  if (frame.info.local_palette && !AssignOrFail(&frame.local_palette, record.local_palette)) {
+    into->Reset();
+    return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "gif: out of memory for a palette");
   }
   const ClippedRect clip = {frame.info.x, frame.info.y, frame.info.width, frame.info.height};
   reader_->ReadPixels(record, clip, into->data());
   return true;
+}
+
+void AnimationState::ReleaseFrame(StoredFrame* frame) {
+  frame->indices.Reset();
+  Palette().swap(frame->local_palette);
 }
 
 DecodeResult<const uint8_t*> AnimationState::IndicesOf(uint32_t k, LetheBuffer* scratch) {
@@ -105,7 +115,7 @@ DecodeResult<bool> AnimationState::SlideWindow(uint32_t n) {
   const uint32_t span = std::min(window_frames_, count);
   for (uint32_t i = 0; i < span; ++i) {
     const uint32_t k = (window_start_ + i) % count;
-    if (!InWindow(k, n)) frames_[k].indices.Reset();
+    if (!InWindow(k, n)) ReleaseFrame(&frames_[k]);
   }
   window_start_ = n;
   for (uint32_t i = 0; i < span; ++i) {
@@ -147,6 +157,9 @@ DecodeResult<const Surface*> AnimationState::Compose(uint32_t n) {
     DecodeResult<const uint8_t*> indices = IndicesOf(k, &scratch);
     if (!indices) return indices.error();
     Draw(frames_[k], *indices);
+    // A frame drawn from the scratch buffer keeps no palette either: a replay from frame 0
+    // through a long animation must not gather every frame's palette.
+    if (windowed_ && frames_[k].indices.empty()) ReleaseFrame(&frames_[k]);
     last_composed_ = k;
   }
   canvas_.set_complete(complete_ || n + 1 < frames_.size());
@@ -155,13 +168,9 @@ DecodeResult<const Surface*> AnimationState::Compose(uint32_t n) {
 
 AnimationMemory AnimationState::Memory() const {
   AnimationMemory memory;
-  memory.bytes_frames = frames_.capacity() * sizeof(StoredFrame) +
-                        palettes_.capacity() * sizeof(std::vector<uint32_t>);
-  for (const std::vector<uint32_t>& palette : palettes_) {
-    memory.bytes_frames += palette.capacity() * sizeof(uint32_t);
-  }
+  memory.bytes_frames = HeapBytesOf(frames_) + HeapBytesOf(global_palette_);
   for (const StoredFrame& frame : frames_) {
-    memory.bytes_frames += frame.indices.MemoryBytes();
+    memory.bytes_frames += frame.indices.MemoryBytes() + HeapBytesOf(frame.local_palette);
     const bool empty_rect = frame.info.width == 0 || frame.info.height == 0;
     if (!frame.indices.empty() || empty_rect) ++memory.frames_held;
   }
@@ -169,6 +178,11 @@ AnimationMemory AnimationState::Memory() const {
   memory.bytes_compressed = compressed_.MemoryBytes();
   memory.bytes_32bpp = uint64_t{width_} * height_ * 4 * frames_.size();
   return memory;
+}
+
+AnimationState& StateOf(AnimatedImage& image) {
+  LETHE_CHECK(image.state_ != nullptr, "StateOf an empty AnimatedImage");
+  return *image.state_;
 }
 
 }  // namespace internal

@@ -4,8 +4,9 @@
 // smaller target size is asked for.
 #include "lethe/decode.h"
 
+#include "gif_frame_surface.h"
 #include "lethe/alloc.h"
-#include "row_sink.h"
+#include "row_sink_factory.h"
 
 namespace lethe {
 
@@ -27,15 +28,15 @@ DecodeResult<DecodedImage> Decode(std::span<const uint8_t> bytes, const DecodeOp
       if (animation->FrameCount() != 1) return DecodedImage(std::move(*animation));
       const internal::OutputSize output = internal::ChooseOutputSize(
           animation->width(), animation->height(), 1, options.target_width, options.target_height);
-      const bool reduced = output.width != animation->width() || output.height != animation->height();
+      const bool reduced = internal::IsReduced(output, animation->width(), animation->height());
       const uint64_t surface_bytes = lethe_good_size(size_t{output.width} * output.height * 4);
       if (!reduced && animation->Memory().bytes_frames <= surface_bytes) {
         return DecodedImage(std::move(*animation));
       }
-      const bool complete = animation->complete();
-      DecodeResult<Surface> surface = DecodeGifToSurface(bytes, options);
+      // From the frame already decoded: the file is not decoded a second time.
+      DecodeResult<Surface> surface =
+          internal::SurfaceOfOnlyFrame(*animation, output, options.limits);
       if (!surface) return surface.error();
-      surface->set_complete(surface->complete() && complete);
       return DecodedImage(std::move(*surface));
     }
     case ImageFormat::kUnknown:

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "lethe/alloc.h"
+#include "orientation.h"
 
 namespace lethe::internal {
 namespace {
@@ -136,11 +137,11 @@ DecodeResult<std::unique_ptr<RowSink>> MakeDownscalerOf(uint32_t source_width,
 
 DecodeResult<std::unique_ptr<RowSink>> MakeDownscaler(uint32_t source_width,
                                                       uint32_t source_height, int orientation,
-                                                      Surface output, const DecodeLimits& limits,
+                                                      const OutputSize& size, Surface output,
+                                                      const DecodeLimits& limits,
                                                       bool rows_in_order) {
-  uint32_t bins_width = output.width();
-  uint32_t bins_height = output.height();
-  if (OrientationSwapsAxes(orientation)) std::swap(bins_width, bins_height);
+  const uint32_t bins_width = size.stored_width;
+  const uint32_t bins_height = size.stored_height;
   // Source pixels one bin can receive at most: ceil(sw / aw) x ceil(sh / ah).
   const uint64_t per_bin = ((uint64_t{source_width} + bins_width - 1) / bins_width) *
                            ((uint64_t{source_height} + bins_height - 1) / bins_height);

@@ -1,7 +1,7 @@
 // downscaler.h (internal) — area-average downscaling, row by row, as the rows are decoded.
 //
 // Algorithm: the stored image (sw x sh) is divided into an aw x ah grid of bins (aw x ah = the
-// output size before orientation); source pixel (x, y) falls in bin (x*aw/sw, y*ah/sh). Each bin
+// output size in stored orientation, OutputSize::stored_*); source pixel (x, y) falls in bin (x*aw/sw, y*ah/sh). Each bin
 // sums the premultiplied B, G, R, A of its pixels and counts them; the output pixel is the rounded
 // mean (averaging premultiplied values is what keeps edges of transparent areas right). Bins that
 // received no pixel (a truncated image) stay transparent.
@@ -17,16 +17,20 @@
 
 #include <memory>
 
+#include "lethe/decode_error.h"
+#include "lethe/decode_limits.h"
 #include "row_sink.h"
 
 namespace lethe::internal {
 
-// `output` is the allocated output surface in displayed orientation (smaller than natural in at
-// least one dimension). rows_in_order: the decoder delivers stored rows top to bottom.
+// `size` is the output chosen by ChooseOutputSize (size.stored_* are the bins, smaller than the
+// source in at least one dimension); `output` is its allocated surface, size.width x size.height.
+// rows_in_order: the decoder delivers stored rows top to bottom.
 DecodeResult<std::unique_ptr<RowSink>> MakeDownscaler(uint32_t source_width,
                                                       uint32_t source_height, int orientation,
-                                                      Surface output, const DecodeLimits& limits,
-                                                      bool rows_in_order = true);
+                                                      const OutputSize& size, Surface output,
+                                                      const DecodeLimits& limits,
+                                                      bool rows_in_order);
 
 }  // namespace lethe::internal
 

@@ -11,24 +11,30 @@
 //         keeps only the window; the remaining frames are still decoded once, to validate them and
 //         learn where the file ends, into a scratch buffer.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 
 #include "animation_state.h"
+#include "gif_frame_surface.h"
 #include "gif_reader.h"
 #include "lethe/decode.h"
-#include "row_sink.h"
+#include "lethe/probe.h"
+#include "row_sink_factory.h"
 
 namespace lethe {
 namespace {
 
 using internal::AnimationState;
+using internal::AssignOrFail;
 using internal::ClippedRect;
 using internal::GifFrameRecord;
 using internal::GifReader;
 using internal::LetheBuffer;
+using internal::LetheVector;
 using internal::StoredFrame;
 
 constexpr uint32_t kMinimumDelayMs = 10;   // delays at or below this...
@@ -73,6 +79,8 @@ class GifDecode {
     return false;
   }
   bool EnterWindowedMode();
+  bool ReserveFrames(uint64_t capacity);
+  bool ReserveFrame();
 
   std::span<const uint8_t> bytes_;
   const DecodeOptions& options_;
@@ -99,12 +107,38 @@ bool GifDecode::EnterWindowedMode() {
   return true;
 }
 
+// Makes the frame table hold `capacity` frames: the table, the canvas and the frames held must stay
+// within max_decoded_bytes, checked before the table grows (a GIF of millions of tiny frames is a
+// bomb: kTooLarge, nothing large allocated).
+bool GifDecode::ReserveFrames(uint64_t capacity) {
+  LetheVector<StoredFrame>& frames = state_->frames_;
+  if (capacity <= frames.capacity()) return true;
+  const uint64_t canvas_bytes = uint64_t{state_->width_} * state_->height_ * 4;
+  if (capacity > SIZE_MAX / sizeof(StoredFrame) ||
+      held_bytes_ + canvas_bytes + capacity * sizeof(StoredFrame) >
+          options_.limits.max_decoded_bytes) {
+    return StopWith(DecodeErrorCode::kTooLarge,
+                    "gif: the frame table of " + std::to_string(capacity) +
+                        " frames exceeds the decode limits");
+  }
+  try {
+    frames.reserve(static_cast<size_t>(capacity));
+  } catch (const std::bad_alloc&) {
+    return StopWith(DecodeErrorCode::kOutOfMemory, "gif: out of memory for the frame table");
+  }
+  return true;
+}
+
+// Room for one more frame: sized from Probe's count at the start, the table grows (doubling) only
+// when the file holds more frames than the walk of its blocks found.
+bool GifDecode::ReserveFrame() {
+  const LetheVector<StoredFrame>& frames = state_->frames_;
+  if (frames.size() < frames.capacity()) return true;
+  return ReserveFrames(std::max<uint64_t>(16, uint64_t{frames.capacity()} * 2));
+}
+
 bool GifDecode::ReadFrame(const GifFrameRecord& record) {
   const size_t index = state_->frames_.size();
-  if (index >= options_.limits.max_frame_count) {
-    return StopWith(DecodeErrorCode::kTooLarge,
-                    "gif: more than " + std::to_string(options_.limits.max_frame_count) + " frames");
-  }
   if (record.width == 0 || record.height == 0) {
     return StopWith(DecodeErrorCode::kCorrupt, "gif: frame " + std::to_string(index) + " has zero size");
   }
@@ -112,37 +146,46 @@ bool GifDecode::ReadFrame(const GifFrameRecord& record) {
     return StopWith(DecodeErrorCode::kTooLarge,
                     "gif: frame " + std::to_string(index) + " exceeds the decode limits");
   }
-  StoredFrame frame;
-  if (!record.local_palette.empty()) {
-    frame.palette_id = static_cast<uint32_t>(state_->palettes_.size());
-    state_->palettes_.push_back(record.local_palette);
-  } else if (state_->palettes_[0].empty()) {
+  if (record.local_palette.empty() && state_->global_palette_.empty()) {
     return StopWith(DecodeErrorCode::kCorrupt,
                     "gif: frame " + std::to_string(index) + " has no palette");
   }
+  if (!ReserveFrame()) return false;
+  StoredFrame frame;
   const ClippedRect clip = Clip(record, state_->width_, state_->height_);
   frame.info = InfoOf(record, clip);
   frame.descriptor_offset = record.descriptor_offset;
   frame.source_height = record.height;
   frame.first_row = clip.y - std::min(clip.y, record.top);
   const size_t bytes = size_t{clip.width} * clip.height;
-  // Held indices and the canvas together stay within max_decoded_bytes, whatever the budget.
-  const uint64_t canvas_bytes = uint64_t{state_->width_} * state_->height_ * 4;
-  const bool within_limits = held_bytes_ + bytes + canvas_bytes <= options_.limits.max_decoded_bytes;
-  if (!within_limits && index < options_.animation.min_window_frames) {
+  const uint64_t palette_bytes = record.local_palette.size() * sizeof(uint32_t);
+  // Held indices and palettes, the canvas and the frame table together stay within
+  // max_decoded_bytes, whatever the budget.
+  const uint64_t fixed_bytes = uint64_t{state_->width_} * state_->height_ * 4 +
+                               state_->frames_.capacity() * sizeof(StoredFrame);
+  const bool within_limits =
+      held_bytes_ + bytes + palette_bytes + fixed_bytes <= options_.limits.max_decoded_bytes;
+  const uint32_t min_window = options_.animation.min_window_frames;
+  if (!within_limits && index < min_window) {
     return StopWith(DecodeErrorCode::kTooLarge, "gif: the smallest frame window exceeds the decode limits");
   }
-  const bool hold = !state_->windowed_ && within_limits &&
-                    (held_bytes_ + bytes <= options_.animation.frame_budget_bytes ||
-                     index < options_.animation.min_window_frames);
+  // Past the budget or the held-frame count, the rest play through the decode-ahead window.
+  const bool within_budget =
+      held_bytes_ + bytes + palette_bytes <= options_.animation.frame_budget_bytes &&
+      index < options_.limits.max_frame_count;
+  const bool hold = !state_->windowed_ && within_limits && (within_budget || index < min_window);
   if (!hold && !state_->windowed_ && !EnterWindowedMode()) return false;
+  if (hold && !record.local_palette.empty() &&
+      !AssignOrFail(&frame.local_palette, record.local_palette)) {
+    return StopWith(DecodeErrorCode::kOutOfMemory, "gif: out of memory for a palette");
+  }
   LetheBuffer* target = hold ? &frame.indices : &scratch_;
   if (bytes > 0 && target->size() != bytes) {
     *target = LetheBuffer::Allocate(bytes);
     if (target->empty()) return StopWith(DecodeErrorCode::kOutOfMemory, "gif: out of memory for frame indices");
   }
   frame.valid_rows = reader_->ReadPixels(record, clip, bytes > 0 ? target->data() : nullptr);
-  if (hold) held_bytes_ += bytes;
+  if (hold) held_bytes_ += bytes + palette_bytes;
   if (frame.valid_rows < record.height) {
     if (frame.valid_rows == 0) return StopWith(reader_->error_code(), reader_->error());
     // A partly decoded frame is kept (its missing rows stay transparent) and ends the walk.
@@ -173,7 +216,15 @@ DecodeResult<AnimatedImage> GifDecode::Run() {
                                " exceeds the decode limits");
   }
   state_ = std::make_unique<AnimationState>(width, height, options_.limits, options_.animation);
-  state_->palettes_.push_back(reader_->global_palette());
+  if (!AssignOrFail(&state_->global_palette_, reader_->global_palette())) {
+    return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "gif: out of memory for the palette");
+  }
+  // The frame table sized once, from a walk of the file's blocks (no pixels decoded): it then
+  // never holds an old and a new array at once while growing, and a bomb of millions of tiny
+  // frames is refused here, before the table is allocated. A partial last frame is one more.
+  if (const DecodeResult<ImageInfo> blocks = Probe(bytes_); blocks) {
+    if (!ReserveFrames(uint64_t{blocks->frame_count} + 1)) return error_;
+  }
   bool ok = true;
   for (;;) {
     GifFrameRecord record;
@@ -197,7 +248,9 @@ DecodeResult<AnimatedImage> GifDecode::Run() {
     return error_;  // a bomb or a refused allocation is an error, not a partial image
   }
   state_->complete_ = ok;
-  state_->frames_.shrink_to_fit();
+  // Only when the walk counted far more frames than were kept (a damaged record): the copy is then
+  // small beside what it frees.
+  if (state_->frames_.size() < state_->frames_.capacity() / 2) state_->frames_.shrink_to_fit();
   return AnimatedImage(std::move(state_));
 }
 
@@ -210,61 +263,44 @@ DecodeResult<AnimatedImage> DecodeGif(std::span<const uint8_t> bytes, const Deco
 
 namespace {
 
-// Frame 0 of a GIF as indices over its clipped rectangle.
+// Frame 0 of a GIF as indices over its clipped rectangle, with its palette.
 struct FirstFrame {
-  GifFrameRecord record;
-  ClippedRect clip;
+  StoredFrame frame;
   std::vector<uint32_t> palette;
-  LetheBuffer indices;
-  uint32_t valid_rows = 0;
 };
 
 DecodeResult<FirstFrame> ReadFirstFrame(GifReader& reader, const DecodeLimits& limits) {
-  FirstFrame frame;
-  const GifReader::Next next = reader.ReadToNextFrame(&frame.record);
+  FirstFrame first;
+  GifFrameRecord record;
+  const GifReader::Next next = reader.ReadToNextFrame(&record);
   if (next == GifReader::Next::kEnd) return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: no frames");
   if (next == GifReader::Next::kError) return MakeDecodeError(reader.error_code(), reader.error());
-  const GifFrameRecord& record = frame.record;
   if (record.width == 0 || record.height == 0) {
     return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: frame 0 has zero size");
   }
   if (uint64_t{record.width} * record.height > limits.max_frame_pixels) {
     return MakeDecodeError(DecodeErrorCode::kTooLarge, "gif: frame 0 exceeds the decode limits");
   }
-  frame.palette = record.local_palette.empty() ? reader.global_palette() : record.local_palette;
-  if (frame.palette.empty()) return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: frame 0 has no palette");
-  frame.clip = Clip(record, reader.screen_width(), reader.screen_height());
-  frame.indices = LetheBuffer::Allocate(size_t{frame.clip.width} * frame.clip.height);
-  if (frame.clip.width > 0 && frame.clip.height > 0 && frame.indices.empty()) {
+  first.palette = record.local_palette.empty() ? reader.global_palette() : record.local_palette;
+  if (first.palette.empty()) return MakeDecodeError(DecodeErrorCode::kCorrupt, "gif: frame 0 has no palette");
+  const ClippedRect clip = Clip(record, reader.screen_width(), reader.screen_height());
+  StoredFrame& frame = first.frame;
+  frame.info = InfoOf(record, clip);
+  frame.source_height = record.height;
+  frame.first_row = clip.y - std::min(clip.y, record.top);
+  frame.indices = LetheBuffer::Allocate(size_t{clip.width} * clip.height);
+  if (clip.width > 0 && clip.height > 0 && frame.indices.empty()) {
     return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "gif: out of memory for frame indices");
   }
-  frame.valid_rows = reader.ReadPixels(record, frame.clip, frame.indices.data());
+  frame.valid_rows = reader.ReadPixels(record, clip, frame.indices.data());
   if (frame.valid_rows == 0) return MakeDecodeError(reader.error_code(), reader.error());
-  return frame;
-}
-
-// Canvas row y of frame 0 on a transparent screen, as premultiplied BGRA (palette words are).
-void CanvasRow(const FirstFrame& frame, uint32_t y, uint32_t width, uint8_t* row) {
-  std::memset(row, 0, size_t{width} * 4);
-  const ClippedRect& clip = frame.clip;
-  if (y < clip.y || y >= clip.y + clip.height) return;
-  const uint32_t frame_row = clip.y - std::min(clip.y, frame.record.top) + (y - clip.y);
-  const uint32_t storage_row = frame.record.interlaced
-                                   ? internal::InterlacedStorageRow(frame_row, frame.record.height)
-                                   : frame_row;
-  if (storage_row >= frame.valid_rows) return;  // never decoded: transparent
-  const uint8_t* source = frame.indices.data() + size_t{y - clip.y} * clip.width;
-  for (uint32_t j = 0; j < clip.width; ++j) {
-    const uint8_t index = source[j];
-    if (index == frame.record.transparent_index || index >= frame.palette.size()) continue;
-    std::memcpy(row + (size_t{clip.x} + j) * 4, &frame.palette[index], 4);
-  }
+  return first;
 }
 
 }  // namespace
 
-// Frame 0 is kept as 8-bit indices over its rectangle; the 32-bit canvas rows are made one at a
-// time and go straight through the row sink (so a reduced size never holds full-size 32-bit rows).
+// Frame 0 is kept as 8-bit indices over its rectangle and drawn through the row sink
+// (gif_frame_surface.h).
 DecodeResult<Surface> DecodeGifToSurface(std::span<const uint8_t> bytes,
                                          const DecodeOptions& options) {
   if (bytes.size() > options.limits.max_input_bytes) {
@@ -281,21 +317,14 @@ DecodeResult<Surface> DecodeGifToSurface(std::span<const uint8_t> bytes,
   if (uint64_t{width} * height > options.limits.max_image_pixels) {
     return MakeDecodeError(DecodeErrorCode::kTooLarge, "gif: screen exceeds the decode limits");
   }
-  DecodeResult<FirstFrame> frame = ReadFirstFrame(reader, options.limits);
-  if (!frame) return frame.error();
+  DecodeResult<FirstFrame> first = ReadFirstFrame(reader, options.limits);
+  if (!first) return first.error();
   const internal::OutputSize output =
       internal::ChooseOutputSize(width, height, 1, options.target_width, options.target_height);
-  DecodeResult<std::unique_ptr<internal::RowSink>> sink =
-      internal::MakeRowSink(width, height, 1, output, options.limits);
-  if (!sink) return sink.error();
-  LetheBuffer row = LetheBuffer::Allocate(size_t{width} * 4);
-  if (row.empty()) return MakeDecodeError(DecodeErrorCode::kOutOfMemory, "gif: out of memory for a row");
-  for (uint32_t y = 0; y < height; ++y) {
-    CanvasRow(*frame, y, width, row.data());
-    (*sink)->PutRow(y, row.data());
-  }
   // Complete when frame 0 decoded whole (later records are not this surface's concern).
-  return (*sink)->Finish(frame->valid_rows == frame->record.height);
+  const StoredFrame& frame = first->frame;
+  return internal::SurfaceOfFrame(frame, frame.indices.data(), first->palette, width, height,
+                                  output, options.limits, frame.valid_rows == frame.source_height);
 }
 
 }  // namespace lethe

@@ -25,7 +25,7 @@
 #include "exif.h"
 #include "lethe/alloc.h"
 #include "lethe/decode.h"
-#include "row_sink.h"
+#include "row_sink_factory.h"
 
 namespace lethe {
 namespace {
@@ -226,9 +226,7 @@ DecodeResult<Surface> DecodeJpeg(std::span<const uint8_t> bytes, const DecodeOpt
   const internal::OutputSize output = internal::ChooseOutputSize(
       width, height, orientation, options.target_width, options.target_height);
   // The output size in stored orientation decides the DCT scale.
-  const bool swap = internal::OrientationSwapsAxes(orientation);
-  const unsigned denom = ChooseScaleDenom(width, height, swap ? output.height : output.width,
-                                          swap ? output.width : output.height);
+  const unsigned denom = ChooseScaleDenom(width, height, output.stored_width, output.stored_height);
   // libjpeg's whole-image buffers (a progressive file's coefficients: 3 to 6 bytes a pixel, in
   // its own memory) and the output surface together stay within max_decoded_bytes: libjpeg fails
   // with JERR_NO_BACKING_STORE (kTooLarge) rather than allocate past what the surface leaves.

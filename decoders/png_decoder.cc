@@ -2,7 +2,7 @@
 // applies for 8-bit sRGB BGRA output (so that pixels match png_image_finish_read exactly):
 //   expand (palette, tRNS, low bit depths) -> gray to RGB -> default file gamma (sRGB for 8-bit
 //   data, linear for 16-bit data without gAMA) -> scale 16 to 8 -> opaque filler -> gamma to sRGB
-//   -> BGR order; then Lethe premultiplies each row.
+//   -> BGR order; then Lethe premultiplies each row (when the image has alpha or tRNS).
 //
 // Error handling: libpng reports errors by calling our handler, which records the message and
 // longjmps back to the setjmp in one of the small Step functions below. Those functions hold no
@@ -23,7 +23,7 @@
 
 #include "lethe/alloc.h"
 #include "lethe/decode.h"
-#include "row_sink.h"
+#include "row_sink_factory.h"
 
 namespace lethe {
 namespace {
@@ -43,6 +43,8 @@ struct PngSession {
   // Progress of the row loop, read after a longjmp.
   uint64_t rows_read = 0;
   uint8_t* row_buffer = nullptr;  // lethe_malloc'd when rows go through the downscaler
+  // The image has an alpha channel or tRNS: rows need premultiplying (else every alpha is 255).
+  bool has_alpha = false;
 
   ~PngSession() {
     if (png != nullptr) png_destroy_read_struct(&png, &info, nullptr);
@@ -106,6 +108,7 @@ int StepSetTransforms(PngSession* session, bool combine_passes) {
   const int bit_depth = png_get_bit_depth(png, info);
   const bool has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 ||
                          png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+  session->has_alpha = has_alpha;
   png_set_expand(png);
   if ((color_type & PNG_COLOR_MASK_COLOR) == 0) png_set_gray_to_rgb(png);
   png_set_alpha_mode_fixed(png, PNG_ALPHA_PNG,
@@ -137,7 +140,9 @@ bool StepReadRowsInPlace(PngSession* session, Surface* surface, int passes) {
     for (uint32_t y = 0; y < surface->height(); ++y) {
       png_read_row(session->png, surface->Row(y), nullptr);
       ++session->rows_read;
-      if (passes == 1) internal::PremultiplyBgra(surface->Row(y), surface->width());
+      if (passes == 1 && session->has_alpha) {
+        internal::PremultiplyBgra(surface->Row(y), surface->width());
+      }
     }
   }
   return true;
@@ -156,7 +161,7 @@ bool StepReadRowsScaled(PngSession* session, internal::RowSink* sink, bool inter
     for (uint32_t r = 0; r < rows; ++r) {
       png_read_row(session->png, session->row_buffer, nullptr);
       ++session->rows_read;
-      internal::PremultiplyBgra(session->row_buffer, columns);
+      if (session->has_alpha) internal::PremultiplyBgra(session->row_buffer, columns);
       if (interlaced) {
         sink->PutPixels(PNG_PASS_START_ROW(pass) + (r << PNG_PASS_ROW_SHIFT(pass)),
                         PNG_PASS_START_COL(pass), 1u << PNG_PASS_COL_SHIFT(pass),
@@ -235,7 +240,7 @@ DecodeResult<Surface> DecodePng(std::span<const uint8_t> bytes, const DecodeOpti
   bool finished = false;
   if (in_place != nullptr) {
     finished = StepReadRowsInPlace(&session, in_place, passes);
-    if (passes > 1) {
+    if (passes > 1 && session.has_alpha) {
       for (uint32_t y = 0; y < in_place->height(); ++y) {
         internal::PremultiplyBgra(in_place->Row(y), in_place->width());
       }

@@ -1,29 +1,30 @@
-// row_sink.h (internal) — where a decoder puts its rows: straight into the output Surface, or
-// through the row-by-row downscaler; either way with the EXIF orientation applied.
+// row_sink.h (internal) — the interface a decoder puts its rows through: the output Surface in
+// displayed orientation, filled directly (direct_sink.h) or through the row-by-row downscaler
+// (downscaler.h). row_sink_factory.h chooses the size and makes the sink; decoders include that.
 //
 // A decoder produces premultiplied BGRA pixels of the *stored* image, row by row (or, for PNG Adam7
 // at a reduced size, as the sparse pixels of each pass). The sink maps them to the displayed
 // orientation and the requested size. The full-size pixels exist only when the output is full
 // size. One decode call owns one sink; single thread.
+//
+// Dependencies point one way: orientation <- row_sink <- direct_sink, downscaler <- factory.
 #ifndef LETHE_DECODERS_ROW_SINK_H_
 #define LETHE_DECODERS_ROW_SINK_H_
 
 #include <cstdint>
-#include <memory>
 
-#include "lethe/decode_error.h"
-#include "lethe/decode_limits.h"
 #include "lethe/surface.h"
 
 namespace lethe::internal {
 
-// (x, y) of a stored image of width x height to its displayed position under EXIF orientation
-// 1..8 (other values act as 1).
-struct Oriented {
-  uint32_t x, y;
+// The output of one decode, computed once (ChooseOutputSize) and passed down unchanged:
+//   width x height               in displayed orientation: the Surface's size;
+//   stored_width x stored_height the same size in stored orientation (swapped for EXIF 5..8):
+//                                what the downscaler's bins and the JPEG scale work in.
+struct OutputSize {
+  uint32_t width, height;
+  uint32_t stored_width, stored_height;
 };
-Oriented OrientPoint(uint32_t x, uint32_t y, uint32_t width, uint32_t height, int orientation);
-bool OrientationSwapsAxes(int orientation);
 
 class RowSink {
  public:
@@ -52,23 +53,8 @@ class RowSink {
   uint32_t source_height_;
 };
 
-// The output size for a stored source_width x source_height image under `orientation` and a target
-// (0 x 0 = natural; otherwise each dimension clamped to natural and at least 1).
-struct OutputSize {
-  uint32_t width, height;
-};
-OutputSize ChooseOutputSize(uint32_t source_width, uint32_t source_height, int orientation,
-                            uint32_t target_width, uint32_t target_height);
-
-// A sink for a stored image of source_width x source_height, producing `output` (displayed
-// orientation). Allocates the output surface (and the downscaler's accumulators) now, checked
-// against `limits`.
-DecodeResult<std::unique_ptr<RowSink>> MakeRowSink(uint32_t source_width, uint32_t source_height,
-                                                   int orientation, OutputSize output,
-                                                   const DecodeLimits& limits,
-                                                   bool rows_in_order = true);
-
-// Premultiplies `count` straight-alpha BGRA pixels in place: c' = (c * a + 127) / 255.
+// Premultiplies `count` straight-alpha BGRA pixels in place: c' = (c * a + 127) / 255. A decoder
+// whose pixels are all opaque (no alpha channel, no tRNS) skips it: it would change nothing.
 void PremultiplyBgra(uint8_t* bgra, uint32_t count);
 
 }  // namespace lethe::internal

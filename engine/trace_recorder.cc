@@ -1,5 +1,9 @@
 #include "lethe/trace_recorder.h"
 
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -9,8 +13,36 @@
 
 namespace lethe {
 
+namespace {
+
+int ThisThreadId() {
+  thread_local const int tid = static_cast<int>(syscall(SYS_gettid));
+  return tid;
+}
+
+std::string ThisThreadName(int tid) {
+  char name[16] = {};  // the kernel's limit, with the NUL
+  if (pthread_getname_np(pthread_self(), name, sizeof(name)) == 0 && name[0] != '\0') return name;
+  return "thread " + std::to_string(tid);
+}
+
+}  // namespace
+
 TraceRecorder::TraceRecorder(std::string process_name, int pid, size_t max_events)
-    : process_name_(std::move(process_name)), pid_(pid), max_events_(std::max<size_t>(max_events, 4)) {}
+    : process_name_(std::move(process_name)),
+      pid_(pid == kThisProcess ? static_cast<int>(getpid()) : pid),
+      max_events_(std::max<size_t>(max_events, 4)) {}
+
+void TraceRecorder::NameThread(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  thread_names_[ThisThreadId()] = name;
+}
+
+int TraceRecorder::RecordingThread() {
+  const int tid = ThisThreadId();
+  if (thread_names_.count(tid) == 0) thread_names_.emplace(tid, ThisThreadName(tid));
+  return tid;
+}
 
 void TraceRecorder::Counter(const std::string& name, Micros timestamp,
                             const std::vector<std::pair<std::string, int64_t>>& series) {
@@ -21,14 +53,14 @@ void TraceRecorder::Counter(const std::string& name, Micros timestamp,
   uint64_t& offered = counter_samples_offered_[name];
   const bool keep = offered % counter_stride_ == 0;
   ++offered;
-  if (keep) Add(Event{'C', name, timestamp.count(), series, {}});
+  if (keep) Add(Event{'C', name, timestamp.count(), RecordingThread(), series, {}});
 }
 
 void TraceRecorder::Instant(const std::string& name, Micros timestamp,
                             const std::vector<std::pair<std::string, std::string>>& args) {
   std::lock_guard lock(mutex_);
   if (events_.size() >= max_events_) Thin();
-  Add(Event{'i', name, timestamp.count(), {}, args});
+  Add(Event{'i', name, timestamp.count(), RecordingThread(), {}, args});
 }
 
 size_t TraceRecorder::BytesOf(const Event& event) {
@@ -97,15 +129,22 @@ std::string TraceRecorder::ToJson() const {
   events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid_}, {"tid", 0},
                     {"args", {{"name", process_name_}}}});
   std::vector<Event> copy;
+  std::vector<std::pair<int, std::string>> threads;
   uint64_t stride = 1;
   {
     std::lock_guard lock(mutex_);
     copy = events_;
+    threads.assign(thread_names_.begin(), thread_names_.end());
     stride = counter_stride_;
+  }
+  std::sort(threads.begin(), threads.end());
+  for (const auto& [tid, name] : threads) {
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_}, {"tid", tid},
+                      {"args", {{"name", name}}}});
   }
   for (const Event& event : copy) {
     nlohmann::json json = {{"name", event.name}, {"ph", std::string(1, event.phase)},
-                           {"ts", event.timestamp_us}, {"pid", pid_}, {"tid", 0}};
+                           {"ts", event.timestamp_us}, {"pid", pid_}, {"tid", event.tid}};
     nlohmann::json args = nlohmann::json::object();
     for (const auto& [key, value] : event.counters) args[key] = value;
     for (const auto& [key, value] : event.args) args[key] = value;

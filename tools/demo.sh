@@ -6,9 +6,18 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source tools/deps.sh
 
-case "${1:-}" in
-  -h|--help) echo "usage: tools/demo.sh [DIR]   (DIR: your own images instead of the sample site)"; exit 0 ;;
-esac
+usage() { echo "usage: tools/demo.sh [DIR] [--out DIR] [--cap-mb N]   (DIR: your own images instead of the sample site)"; }
+# Flags are checked before the build, so that a typo costs no release build; lethe-demo checks values.
+previous=""
+for argument in "$@"; do
+  case "$previous:$argument" in
+    --out:*|--cap-mb:*) ;;
+    *:-h|*:--help) usage; exit 0 ;;
+    *:--out|*:--cap-mb) ;;
+    *:-*) echo "tools/demo.sh: unknown flag '$argument'" >&2; usage >&2; exit 2 ;;
+  esac
+  previous=$argument
+done
 
 lethe_install_dependencies
 cmake --preset release >/dev/null

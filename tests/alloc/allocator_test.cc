@@ -32,7 +32,7 @@ TEST(Allocator, LargeReallocGrowsAndShrinksInPlace) {
       MapKind(chunk->map[page + 5]) == PageKind::kFree) {
     void* grown = lethe_realloc(block, 100 * 1024);
     EXPECT_EQ(grown, block) << "grew in place";
-    EXPECT_EQ(lethe_usable_size(grown), 100u * 1024);
+    EXPECT_EQ(lethe_usable_size(grown), lethe_good_size(100 * 1024)) << "to its class";
     for (size_t i = 0; i < 20 * 1024; ++i) ASSERT_EQ(block[i], 0x77);
   }
   void* shrunk = lethe_realloc(block, 40 * 1024);
@@ -45,6 +45,43 @@ TEST(Allocator, LargeReallocGrowsAndShrinksInPlace) {
 }
 
 // 80 KiB is past the thread cache's large bins: a plain free parks the run (page_heap.h step 8).
+TEST(Allocator, LargeReallocWithinItsClassDoesNothingAndPastItMovesOnceToTheNextClass) {
+  // A buffer grown by small appends from 16 KiB to 900 KiB: within a class realloc returns the
+  // same block; past it, it either grows in place or moves, and in both cases lands on the new
+  // size's class, so it changes at most once per class (25 classes), not once per page.
+  std::vector<void*> neighbours;  // blocks after the buffer keep it from always growing in place
+  auto* buffer = static_cast<unsigned char*>(lethe_malloc(16 * 1024));
+  ASSERT_NE(buffer, nullptr);
+  size_t changes = 0, moves = 0;
+  for (size_t size = 16 * 1024; size <= 900 * 1024; size += 1000) {
+    size_t before = lethe_usable_size(buffer);
+    buffer[size - 1001] = static_cast<unsigned char>(size);
+    auto* grown = static_cast<unsigned char*>(lethe_realloc(buffer, size));
+    ASSERT_NE(grown, nullptr);
+    ASSERT_EQ(grown[size - 1001], static_cast<unsigned char>(size)) << size;
+    ASSERT_EQ(lethe_usable_size(grown), lethe_good_size(size)) << size;
+    if (size <= before) {
+      ASSERT_EQ(grown, buffer) << "within its class " << size;
+    }
+    if (lethe_usable_size(grown) != before) ++changes;
+    if (grown != buffer) {
+      ++moves;
+      neighbours.push_back(lethe_malloc(8 * 1024));  // occupy the pages after the new block
+    }
+    buffer = grown;
+  }
+  EXPECT_LE(changes, 25u);
+  EXPECT_LE(moves, changes);
+  EXPECT_EQ(lethe_usable_size(buffer), kLargeMaxBytes);
+  // Shrinking into a smaller class gives the tail back in place.
+  void* shrunk = lethe_realloc(buffer, 100 * 1024);
+  EXPECT_EQ(shrunk, buffer);
+  EXPECT_EQ(lethe_usable_size(shrunk), lethe_good_size(100 * 1024));
+  lethe_free(shrunk);
+  for (void* block : neighbours) lethe_free(block);
+  ValidateHeap();
+}
+
 TEST(Allocator, AReallocThatMovesFreesTheRunItLeftWithoutParkingIt) {
   auto* parked = static_cast<unsigned char*>(lethe_malloc(80 * 1024));
   auto* moving = static_cast<unsigned char*>(lethe_malloc(80 * 1024));

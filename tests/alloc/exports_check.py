@@ -32,7 +32,8 @@ LETHE_API = {
     "lethe_malloc", "lethe_calloc", "lethe_realloc", "lethe_aligned_alloc", "lethe_free",
     "lethe_usable_size", "lethe_good_size", "lethe_purge", "lethe_decay_tick", "lethe_stats",
     "lethe_stats_reset_peak", "lethe_stats_print", "lethe_allocator_name", "lethe_set_low_memory_callback",
-    "lethe_fail_after", "lethe_check_failed", "lethe_fatal_pointer",
+    "lethe_fail_after", "lethe_check_failed", "lethe_fatal_pointer", "lethe_arena_create",
+    "lethe_arena_bind", "lethe_arena_bound", "lethe_arena_stats", "lethe_arena_destroy",
 }
 
 

@@ -223,4 +223,31 @@ TEST(MallocExports, ForkWhileOtherThreadsAllocateLeavesAWorkingHeapInTheChild) {
   EXPECT_EQ(failures, 0);
 }
 
+TEST(MallocExports, MallocAndNewWhileAnArenaIsBoundComeFromIt) {
+  lethe_arena_t arena = lethe_arena_create();
+  ASSERT_NE(arena, LETHE_ARENA_NONE);
+  void* block = nullptr;
+  int* numbers = nullptr;
+  std::string* text = nullptr;
+  {
+    lethe::ArenaScope scope(arena);
+    block = std::malloc(100);
+    numbers = new int[1000];
+    text = new std::string(5000, 'x');
+  }
+  uint64_t expected = lethe_usable_size(block) + lethe_usable_size(numbers) +
+                      lethe_usable_size(text) + lethe_usable_size(text->data());
+  lethe_arena_stats_t stats{};
+  ASSERT_EQ(lethe_arena_stats(arena, &stats), 0);
+  EXPECT_EQ(stats.allocated_bytes, expected);
+  EXPECT_EQ(stats.allocation_count, 4u);
+  std::free(block);
+  delete[] numbers;
+  uint64_t left = 0;
+  ASSERT_EQ(lethe_arena_destroy(arena, &left), 0);
+  EXPECT_EQ(left, lethe_usable_size(text) + lethe_usable_size(text->data()));
+  delete text;  // the ghost's last blocks: it is released
+  EXPECT_EQ(lethe_arena_stats(arena, &stats), ENOENT);
+}
+
 }  // namespace

@@ -206,6 +206,20 @@ TEST_F(PageHeapTest, LongLargeRunsTakeDirtyPagesFirst) {
   FreeLarge(guard);
 }
 
+// ...and so does a run that realloc copies a block into (written): the copy writes it at once.
+TEST_F(PageHeapTest, ARunAboutToBeWrittenTakesDirtyPagesFirst) {
+  void* a = Large(3);
+  void* guard = Large(1);
+  FreeLarge(a);
+  bool zeroed = true;
+  void* b = heap_.AllocateLarge(2, &zeroed, true);
+  heap_.Validate();
+  EXPECT_EQ(b, a);
+  EXPECT_FALSE(zeroed);
+  FreeLarge(b);
+  FreeLarge(guard);
+}
+
 TEST_F(PageHeapTest, GrowsInPlaceIntoAFreeRightNeighbour) {
   void* a = Large(2);
   void* b = Large(3);

@@ -24,6 +24,18 @@ std::vector<size_t> ExpectedClasses() {
   return classes;
 }
 
+// The large class of a request: the page count rounded up to the next of 4 steps per doubling
+// (16, 20, 24, 28, 32, 40, ... KiB), at most the usable pages of a chunk.
+size_t ExpectedLargeClass(size_t size) {
+  size_t pages = (size + kPageBytes - 1) / kPageBytes;
+  for (size_t base = 4;; base *= 2) {
+    for (size_t step = 0; step < 4; ++step) {
+      size_t candidate = base + step * base / 4;
+      if (candidate >= pages) return std::min(candidate, kChunkUsablePages) * kPageBytes;
+    }
+  }
+}
+
 TEST(SizeClasses, TableMatchesTheDefinition) {
   std::vector<size_t> expected = ExpectedClasses();
   ASSERT_EQ(expected.size(), kSmallClassCount);
@@ -40,7 +52,7 @@ TEST(SizeClasses, EverySizeUpTo64KiBMapsToTheSmallestClassThatHoldsIt) {
         break;
       }
     }
-    if (expected == 0) expected = (size + kPageBytes - 1) / kPageBytes * kPageBytes;
+    if (expected == 0) expected = ExpectedLargeClass(size);
     ASSERT_EQ(GoodSize(size), expected) << size;
     ASSERT_EQ(lethe_good_size(size), expected) << size;
   }
@@ -135,9 +147,26 @@ TEST(SizeClasses, RegionCheckAcceptsExactlyTheRegionStartsOfARun) {
   }
 }
 
-TEST(SizeClasses, LargeRequestsAreWholePagesAndHugeBeyondAChunk) {
+TEST(SizeClasses, LargeClassesAreGeometricAndHugeBeyondAChunk) {
   EXPECT_EQ(GoodSize(kSmallMaxBytes + 1), 4 * kPageBytes);
+  EXPECT_EQ(GoodSize(16 * 1024 + 1), 20 * 1024u);
+  EXPECT_EQ(GoodSize(33 * 1024), 40 * 1024u);
+  EXPECT_EQ(GoodSize(600 * 1024), 640 * 1024u);
+  EXPECT_EQ(GoodSize(897 * 1024), kLargeMaxBytes);
   EXPECT_EQ(GoodSize(kLargeMaxBytes), kLargeMaxBytes);
+  // Every large request up to a chunk: the expected class, and at most 4 classes per doubling.
+  std::vector<size_t> classes;
+  for (size_t size = kSmallMaxBytes + 1; size <= kLargeMaxBytes; size += 512) {
+    ASSERT_EQ(GoodSize(size), ExpectedLargeClass(size)) << size;
+    if (classes.empty() || classes.back() != GoodSize(size)) classes.push_back(GoodSize(size));
+  }
+  EXPECT_EQ(classes.size(), 25u) << "16 KiB .. 896 KiB, 4 per doubling, and a chunk's worth";
+  for (size_t base = 16 * 1024; base < kLargeMaxBytes; base *= 2) {
+    EXPECT_LE(std::count_if(classes.begin(), classes.end(),
+                            [base](size_t c) { return c > base && c <= 2 * base; }),
+              4)
+        << base;
+  }
   EXPECT_EQ(GoodSize(kChunkBytes + 1), kChunkBytes + kPageBytes);
   EXPECT_EQ(GoodSize(SIZE_MAX), 0u);
 }

@@ -56,5 +56,24 @@ TEST(DemoReport, FollowsEveryAboutMemoryRuleAndLeavesUnderTenPercentUnclassified
   EXPECT_LT(unclassified, heap_allocated / 10);
 }
 
+// The regret counters (discards undone within 5 s) are in the report, as cumulative counts, for
+// a user to tune the expiry times against.
+TEST(DemoReport, CarriesTheSurfaceCachesRegretCounters) {
+  std::string text = ReadGzip(LETHE_DEMO_REPORT);
+  ASSERT_FALSE(text.empty()) << "no report at " << LETHE_DEMO_REPORT;
+  auto json = nlohmann::ordered_json::parse(text);
+  std::vector<std::string> found;
+  for (const auto& entry : json["reports"]) {
+    const std::string path = entry["path"];
+    if (path.rfind("lethe-counters/images/surface-cache/regret", 0) != 0) continue;
+    found.push_back(path.substr(path.rfind('/') + 1));
+    EXPECT_EQ(entry["kind"], 2) << path;
+    EXPECT_EQ(entry["units"], 2) << path;
+  }
+  EXPECT_EQ(found, (std::vector<std::string>{"regrets", "regret-bytes", "regret-decode-time-ns",
+                                             "regrets-after-expiry", "regrets-after-cap",
+                                             "regrets-after-pressure"}));
+}
+
 }  // namespace
 }  // namespace lethe

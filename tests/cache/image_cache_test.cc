@@ -66,6 +66,31 @@ TEST(ImageCache, OutOfMemoryIsReportedAndCounted) {
   EXPECT_EQ(cache.Put("u", Bytes(100), kPng), ImageCacheOutcome::kStored);
 }
 
+TEST(ImageCache, BytesStoredAgainWithinFiveSecondsOfTheirDropAreARegret) {
+  ManualClock clock;
+  ImageCache cache(clock, Options());
+  ASSERT_EQ(cache.Put("http://a/x.png", Bytes(1000), kPng), ImageCacheOutcome::kStored);
+  ASSERT_EQ(cache.Put("http://a/y.png", Bytes(2000), kPng), ImageCacheOutcome::kStored);
+  ASSERT_EQ(cache.Put("http://a/z.png", Bytes(3000), kPng), ImageCacheOutcome::kStored);
+  cache.Remove("http://a/z.png");  // removed, not dropped: never a regret
+  cache.OnMemoryPressure({MemoryPressureLevel::kCritical, false});
+  clock.Advance(seconds(5));
+  ASSERT_EQ(cache.Put("http://a/x.png", Bytes(1000), kPng), ImageCacheOutcome::kStored);
+  ASSERT_EQ(cache.Put("http://a/z.png", Bytes(3000), kPng), ImageCacheOutcome::kStored);
+  clock.Advance(seconds(1));
+  ASSERT_EQ(cache.Put("http://a/y.png", Bytes(2000), kPng), ImageCacheOutcome::kStored);
+  EXPECT_EQ(cache.stats().regret_count, 1u);
+  EXPECT_EQ(cache.stats().regret_bytes, Cost(1000));
+  // Stored again later: the drop was remembered once, so it counts once.
+  cache.OnMemoryPressure({MemoryPressureLevel::kCritical, false});
+  ASSERT_EQ(cache.Put("http://a/x.png", Bytes(1000), kPng), ImageCacheOutcome::kStored);
+  ASSERT_EQ(cache.Put("http://a/x.png", Bytes(1000), kPng), ImageCacheOutcome::kStored);
+  EXPECT_EQ(cache.stats().regret_count, 2u);
+  MemoryReporter reporter;
+  auto registration = cache.RegisterReporter(reporter);
+  EXPECT_EQ(reporter.Collect().Amount("lethe-counters/images/image-cache/regrets"), 2);
+}
+
 TEST(ImageCache, UnreferencedEntryExpiresAtTheEndOfItsWindow) {
   ManualClock clock;
   ImageCache cache(clock, Options());  // 2 x 60 s

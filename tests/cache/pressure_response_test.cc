@@ -2,6 +2,7 @@
 // them: one MemoryPressure, one MemoryReporter, all five caches.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 
 #include "about_memory_rules.h"
@@ -51,6 +52,16 @@ class BlockDocument : public CachedDocument {
   Block block_;
 };
 
+// A stopwatch that moves 1 us at each reading: every timed section reads it twice, so each
+// listener's elapsed time is exactly 1 us, whatever the machine's speed.
+class SteppingClock final : public Clock {
+ public:
+  TimePoint Now() const override { return TimePoint(std::chrono::microseconds(++ticks_)); }
+
+ private:
+  mutable std::atomic<int64_t> ticks_{0};
+};
+
 using Fonts = FontCache<std::string, Block>;
 using Words = ShapedWordCache<Block>;
 
@@ -66,7 +77,7 @@ struct Caches {
         bfcache(clock),
         fonts(clock),
         words(clock),
-        pressure(clock) {
+        pressure(clock, MemoryPressureOptions{}, stopwatch) {
     subscriptions.push_back(surfaces.SubscribeTo(pressure));
     subscriptions.push_back(images.SubscribeTo(pressure));
     subscriptions.push_back(bfcache.SubscribeTo(pressure));
@@ -116,6 +127,7 @@ struct Caches {
   }
 
   ManualClock clock;
+  SteppingClock stopwatch;
   SurfaceCache surfaces;
   ImageCache images;
   BfCache bfcache;
@@ -165,9 +177,14 @@ TEST(PressureResponse, CriticalDropsEverythingDiscardableAndPurges) {
   EXPECT_EQ(caches.words.word_count(), 0u);
   // What the listeners say they freed is what left the caches.
   EXPECT_EQ(result.total_freed_bytes, held_before - caches.Held());
+  // Each listener is timed on the stopwatch around its own call; the total spans them all.
+  Clock::Duration timed = result.purge.elapsed;
   for (const MemoryPressureListenerResult& listener : result.listeners) {
-    EXPECT_GE(listener.elapsed.count(), 0) << listener.name;
+    EXPECT_EQ(listener.elapsed, std::chrono::microseconds(1)) << listener.name;
+    timed += listener.elapsed;
   }
+  EXPECT_EQ(result.purge.elapsed, std::chrono::microseconds(1));
+  EXPECT_GT(result.total_elapsed, timed);
 }
 
 TEST(PressureResponse, ReportOfEveryCacheFollowsAboutMemoryAndLeavesLittleUnclassified) {

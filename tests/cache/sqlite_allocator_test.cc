@@ -13,9 +13,16 @@
 namespace lethe::cache {
 namespace {
 
+// These tests are about SQLite's own allocator: the disk cache must not move SQLite onto Lethe's.
+DiskCacheOptions OwnAllocator() {
+  DiskCacheOptions options;
+  options.sqlite_allocator = DiskCacheOptions::SqliteAllocator::kSqliteOwn;
+  return options;
+}
+
 TEST(SqliteAllocator, WithoutTheOptInReportsSqlitesOwnFigure) {
   testing::TempDir dir;
-  auto cache = DiskCache::Open(dir.File("cache.db"));
+  auto cache = DiskCache::Open(dir.File("cache.db"), OwnAllocator());
   ASSERT_TRUE(cache.ok()) << cache.status().ToString();
   ASSERT_TRUE(cache.value()->Put("https://a.test/x.png", testing::Payload(1, 50'000), {}).ok());
   SqliteMemoryUsage usage = SqliteMemoryInUse();
@@ -37,7 +44,7 @@ TEST(SqliteAllocator, TheOptInAfterSqliteWasInitialisedIsRefusedWithAReason) {
 
 TEST(SqliteAllocator, WithoutTheOptInTheReportShowsSqlitesOwnFigureAsNonHeap) {
   testing::TempDir dir;
-  auto cache = DiskCache::Open(dir.File("cache.db"));
+  auto cache = DiskCache::Open(dir.File("cache.db"), OwnAllocator());
   ASSERT_TRUE(cache.ok()) << cache.status().ToString();
   ASSERT_TRUE(cache.value()->Put("https://a.test/y.png", testing::Payload(2, 50'000), {}).ok());
   MemoryReporter reporter("sqlite-own");

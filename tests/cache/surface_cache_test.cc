@@ -9,6 +9,7 @@
 
 #include "about_memory_rules.h"
 #include "lethe/alloc.h"
+#include "low_memory_test_util.h"
 
 namespace lethe {
 namespace {
@@ -30,16 +31,7 @@ class FakeSurface : public CachedSurface {
   bool animated_;
 };
 
-// A surface whose pixels come from Lethe's allocator: its cost is their usable size.
-class HeapSurface : public CachedSurface {
- public:
-  explicit HeapSurface(size_t bytes) : pixels_(lethe_malloc(bytes)) {}
-  ~HeapSurface() override { lethe_free(pixels_); }
-  size_t MemoryBytes() const override { return lethe_usable_size(pixels_); }
-
- private:
-  void* pixels_;
-};
+using testing::HeapSurface;
 
 std::shared_ptr<CachedSurface> Fake(size_t bytes) { return std::make_shared<FakeSurface>(bytes); }
 
@@ -401,7 +393,127 @@ TEST(SurfaceCache, DecodeThreadsInsertWhileTheMainThreadLooksUpAndLocks) {
   EXPECT_LE(cache.used_bytes(), kMaxBytes);
   EXPECT_EQ(cache.used_bytes(), cache.surface_count() * 1000);
   EXPECT_EQ(cache.locked_bytes(), 0u);
+  EXPECT_EQ(cache.Validate(), "");
 }
+
+// ---- regret: discards undone within the regret window ------------------------------------------
+
+TEST(SurfaceCache, ARedecodeWithinFiveSecondsOfTheDiscardIsARegretWithItsBytesAndTime) {
+  ManualClock clock;
+  SurfaceCache cache(clock, Options());
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(3)), SurfaceInsertOutcome::kInserted);
+  ASSERT_EQ(cache.Insert(Key(2), Fake(200), milliseconds(4)), SurfaceInsertOutcome::kInserted);
+  cache.DiscardUnlocked();  // both, by pressure
+  clock.Advance(seconds(5));  // exactly the window: still a regret
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(7)), SurfaceInsertOutcome::kInserted);
+  clock.Advance(milliseconds(1));  // past it for key 2: a re-decode, not a regret
+  ASSERT_EQ(cache.Insert(Key(2), Fake(200), milliseconds(9)), SurfaceInsertOutcome::kInserted);
+  SurfaceCacheStats stats = cache.stats();
+  EXPECT_EQ(stats.redecode_count, 2u);
+  EXPECT_EQ(stats.redecode_time_ns, uint64_t{16'000'000});
+  EXPECT_EQ(stats.regret_count, 1u);
+  EXPECT_EQ(stats.regret_bytes, 100u);
+  EXPECT_EQ(stats.regret_time_ns, uint64_t{7'000'000});
+  EXPECT_EQ(stats.regret_after_pressure_count, 1u);
+  EXPECT_EQ(stats.regret_after_expiry_count, 0u);
+}
+
+TEST(SurfaceCache, RegretsAreCountedByWhyTheSurfaceWent) {
+  ManualClock clock;
+  SurfaceCache cache(clock, Options(250));
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(1)), SurfaceInsertOutcome::kInserted);
+  ASSERT_EQ(cache.Insert(Key(2), Fake(100), milliseconds(2)), SurfaceInsertOutcome::kInserted);
+  ASSERT_EQ(cache.Insert(Key(3), Fake(100), milliseconds(2)), SurfaceInsertOutcome::kInserted);
+  // Key 1 (cheapest per byte) went for the cap; a redecode of it evicts key 2 (next cheapest).
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(1)), SurfaceInsertOutcome::kInserted);
+  clock.Advance(seconds(20));
+  cache.Tick();  // the rest expire
+  ASSERT_EQ(cache.surface_count(), 0u);
+  clock.Advance(seconds(2));
+  ASSERT_EQ(cache.Insert(Key(3), Fake(100), milliseconds(2)), SurfaceInsertOutcome::kInserted);
+  SurfaceCacheStats stats = cache.stats();
+  EXPECT_EQ(stats.regret_after_cap_count, 1u);
+  EXPECT_EQ(stats.regret_after_expiry_count, 1u);
+  EXPECT_EQ(stats.regret_after_pressure_count, 0u);
+  EXPECT_EQ(stats.regret_count, 2u);
+}
+
+TEST(SurfaceCache, RemovingAnImageForgetsItsDiscardsSoNothingIsARegret) {
+  ManualClock clock;
+  SurfaceCache cache(clock, Options());
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(1)), SurfaceInsertOutcome::kInserted);
+  cache.DiscardUnlocked();
+  cache.RemoveImage(1);
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(1)), SurfaceInsertOutcome::kInserted);
+  EXPECT_EQ(cache.stats().redecode_count, 0u);
+  EXPECT_EQ(cache.stats().regret_count, 0u);
+}
+
+TEST(SurfaceCache, TheReportCarriesEveryCounterOfTheList) {
+  ManualClock clock;
+  SurfaceCache cache(clock, Options());
+  MemoryReporter reporter;
+  auto registration = cache.RegisterReporter(reporter);
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(2)), SurfaceInsertOutcome::kInserted);
+  cache.DiscardUnlocked();
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(2)), SurfaceInsertOutcome::kInserted);
+  MemoryReport report = reporter.Collect();
+  size_t counters = 0;
+  cache.stats().ForEachCounter([&](const char* name, const char*, uint64_t value) {
+    ++counters;
+    EXPECT_EQ(report.Amount(std::string("lethe-counters/images/surface-cache/") + name),
+              static_cast<int64_t>(value))
+        << name;
+  });
+  EXPECT_EQ(counters, 18u);
+  EXPECT_EQ(report.Amount("lethe-counters/images/surface-cache/regrets"), 1);
+  EXPECT_EQ(report.Amount("lethe-counters/images/surface-cache/regret-bytes"), 100);
+}
+
+// ---- Validate ------------------------------------------------------------------------------
+
+TEST(SurfaceCache, ValidateHoldsThroughEveryKindOfChange) {
+  ManualClock clock;
+  SurfaceCache cache(clock, Options(20000));
+  EXPECT_EQ(cache.Validate(), "");
+  for (uint32_t i = 0; i < 300; ++i) {
+    const uint64_t image = i % 17;
+    switch (i % 7) {
+      case 0: cache.LockImage(image); break;
+      case 1: if (cache.IsImageLocked(image)) cache.UnlockImage(image); break;
+      case 2: (void)cache.Lookup(Key(image, i % 3 + 1)); break;
+      case 3: clock.Advance(seconds(3)); cache.Tick(); break;
+      case 4: cache.RemoveImage(image); break;
+      case 5: cache.OnMemoryPressure({MemoryPressureLevel::kModerate, false}); break;
+      default: break;
+    }
+    (void)cache.Insert(Key(image, i % 3 + 1), Fake(500 + (i * 37) % 900), microseconds(i % 11 + 1));
+    ASSERT_EQ(cache.Validate(), "") << "after step " << i;
+  }
+  cache.DiscardUnlocked();
+  EXPECT_EQ(cache.Validate(), "");
+}
+
+TEST(SurfaceCache, ValidateNamesADriftedTotal) {
+  ManualClock clock;
+  SurfaceCache cache(clock, Options());
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(1)), SurfaceInsertOutcome::kInserted);
+  cache.SkewUsedBytesForTesting(8);
+  EXPECT_EQ(cache.Validate(), "used bytes drifted from the sum of the entries' costs");
+  cache.SkewUsedBytesForTesting(-8);
+  EXPECT_EQ(cache.Validate(), "");
+}
+
+#if LETHE_DEBUG_LEVEL >= 2
+TEST(SurfaceCacheDeathTest, DebugBuildsWalkTheInvariantsAfterEveryChange) {
+  ManualClock clock;
+  SurfaceCache cache(clock, Options());
+  ASSERT_EQ(cache.Insert(Key(1), Fake(100), milliseconds(1)), SurfaceInsertOutcome::kInserted);
+  cache.SkewUsedBytesForTesting(8);
+  EXPECT_DEATH(cache.LockImage(1), "used bytes drifted");
+  cache.SkewUsedBytesForTesting(-8);
+}
+#endif
 
 TEST(SurfaceCache, ReportedBytesEqualTheUsableSizesItHolds) {
   lethe_stats_t before;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -98,6 +99,57 @@ TEST(LetheDecodeTool, WritesEachFrameAsPngAndHonoursSizeAndLimits) {
   const ToolRun limited = RunTool("--json --limits frame_pixels=100 " + png.string());
   EXPECT_EQ(limited.status, 1);
   EXPECT_NE(limited.output.find("too_large"), std::string::npos);
+}
+
+// The number after "key": in one line of --json output; -1 when the key is missing.
+int64_t JsonNumber(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return -1;
+  return std::strtoll(json.c_str() + at + key.size() + 3, nullptr, 10);
+}
+
+test::GifSpec TwelveFrames() {
+  test::GifSpec spec;
+  spec.width = 16;
+  spec.height = 16;
+  spec.global_palette = test::MakeGifPalette(8, 3);
+  for (uint32_t k = 0; k < 12; ++k) spec.frames.push_back(test::MakeGifFrame(0, 0, 16, 16, 8, k));
+  return spec;
+}
+
+// Steady playback of a windowed animation: the window of frames, the compressed copy, and their
+// total with the canvas; the figures a browser's memory report gives for the same file.
+TEST(LetheDecodeTool, PrintsWhatAWindowedAnimationHoldsAtSteadyState) {
+  const test::Bytes bytes = test::EncodeGif(TwelveFrames());
+  const auto gif = WriteTemp("twelve.gif", bytes);
+  const ToolRun run = RunTool("--json --limits frame_budget=1024 " + gif.string());  // 4 frames
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_EQ(JsonNumber(run.output, "frames"), 12);
+  EXPECT_EQ(JsonNumber(run.output, "frames_held"), 4) << run.output;
+  const int64_t compressed = JsonNumber(run.output, "bytes_compressed");
+  EXPECT_GE(compressed, static_cast<int64_t>(bytes.size()));
+  EXPECT_LT(compressed, static_cast<int64_t>(2 * bytes.size()));
+  EXPECT_EQ(JsonNumber(run.output, "bytes_steady"),
+            JsonNumber(run.output, "bytes_frames") + JsonNumber(run.output, "bytes_canvas") +
+                compressed);
+  EXPECT_GE(JsonNumber(run.output, "bytes_canvas"), 16 * 16 * 4);
+  const ToolRun text = RunTool("--limits frame_budget=1024 " + gif.string());
+  EXPECT_NE(text.output.find("steady: 4 frames held, compressed copy " + std::to_string(compressed)),
+            std::string::npos) << text.output;
+}
+
+TEST(LetheDecodeTool, AnAnimationWithinItsBudgetHoldsEveryFrameAndNoCopy) {
+  const auto gif = WriteTemp("twelve-held.gif", test::EncodeGif(TwelveFrames()));
+  const ToolRun run = RunTool("--json " + gif.string());
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_EQ(JsonNumber(run.output, "frames_held"), 12) << run.output;
+  EXPECT_EQ(JsonNumber(run.output, "bytes_compressed"), 0);
+  EXPECT_EQ(JsonNumber(run.output, "bytes_steady"),
+            JsonNumber(run.output, "bytes_frames") + JsonNumber(run.output, "bytes_canvas"));
+  const auto png = WriteTemp("held.png", test::EncodePng(test::PngSpec()));
+  const ToolRun still = RunTool("--json " + png.string());
+  EXPECT_EQ(JsonNumber(still.output, "frames_held"), 1) << still.output;
+  EXPECT_EQ(JsonNumber(still.output, "bytes_steady"), JsonNumber(still.output, "bytes_frames"));
 }
 
 }  // namespace

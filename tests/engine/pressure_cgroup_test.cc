@@ -206,15 +206,18 @@ TEST_F(MemoryEventsSourceTest, MissingOrMalformedFilesAreReported) {
   EXPECT_EQ(loop_.watch_count(), 0u);
 }
 
-// This machine's own cgroup, whatever it is: the source either runs or says why not, in one line.
-TEST_F(MemoryEventsSourceTest, OnThisMachineEitherRunsOrSaysWhyInOneLine) {
+// This machine's own cgroup: where it has a v2 memory controller the source runs and says where;
+// elsewhere it says why not in one line, and the test reports itself skipped with that line (the
+// path that runs is covered on fake files above).
+TEST_F(MemoryEventsSourceTest, RunsOnThisMachinesCgroupAndSaysWhatItUses) {
   auto source = Make({});
-  bool started = source->Start();
-  if (!started) {
-    EXPECT_EQ(recorder_.log.size(), 1u) << recorder_.AllLog();
-  } else {
-    EXPECT_EQ(recorder_.LogCount("memory controller on cgroup v2"), 1u) << recorder_.AllLog();
+  if (!source->Start()) {
+    ASSERT_EQ(recorder_.log.size(), 1u) << recorder_.AllLog();
+    GTEST_SKIP() << "no usable cgroup v2 memory.events here: " << recorder_.log[0];
   }
+  EXPECT_EQ(recorder_.LogCount("memory controller on cgroup v2"), 1u) << recorder_.AllLog();
+  EXPECT_TRUE(source->active());
+  EXPECT_EQ(loop_.watch_count(), 1u);
 }
 
 }  // namespace

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <map>
@@ -19,18 +24,20 @@ TEST(TraceRecorder, WritesTraceEventFormatThatPerfettoReads) {
   nlohmann::json json = nlohmann::json::parse(trace.ToJson());
   EXPECT_EQ(json["displayTimeUnit"], "ms");
   const auto& events = json["traceEvents"];
-  ASSERT_EQ(events.size(), 3u);
+  ASSERT_EQ(events.size(), 4u);
   EXPECT_EQ(events[0]["ph"], "M");
   EXPECT_EQ(events[0]["name"], "process_name");
   EXPECT_EQ(events[0]["args"]["name"], "lethe-test");
-  EXPECT_EQ(events[1]["ph"], "C");
-  EXPECT_EQ(events[1]["ts"], 1000);
-  EXPECT_EQ(events[1]["pid"], 7);
-  EXPECT_EQ(events[1]["args"]["decoded"], 123);
-  EXPECT_EQ(events[1]["args"]["encoded"], 45);
-  EXPECT_EQ(events[2]["ph"], "i");
-  EXPECT_EQ(events[2]["s"], "g");
-  EXPECT_EQ(events[2]["args"]["level"], "critical");
+  EXPECT_EQ(events[1]["ph"], "M");
+  EXPECT_EQ(events[1]["name"], "thread_name");
+  EXPECT_EQ(events[2]["ph"], "C");
+  EXPECT_EQ(events[2]["ts"], 1000);
+  EXPECT_EQ(events[2]["pid"], 7);
+  EXPECT_EQ(events[2]["args"]["decoded"], 123);
+  EXPECT_EQ(events[2]["args"]["encoded"], 45);
+  EXPECT_EQ(events[3]["ph"], "i");
+  EXPECT_EQ(events[3]["s"], "g");
+  EXPECT_EQ(events[3]["args"]["level"], "critical");
 }
 
 TEST(TraceRecorder, RecordsFromManyThreads) {
@@ -43,7 +50,65 @@ TEST(TraceRecorder, RecordsFromManyThreads) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(trace.event_count(), 1000u);
-  EXPECT_EQ(nlohmann::json::parse(trace.ToJson())["traceEvents"].size(), 1001u);
+  // The process name, a name per recording thread, the samples.
+  EXPECT_EQ(nlohmann::json::parse(trace.ToJson())["traceEvents"].size(), 1005u);
+}
+
+int ThreadId() { return static_cast<int>(syscall(SYS_gettid)); }
+
+TEST(TraceRecorder, UsesTheRealProcessIdAndNamesEachThreadThatRecords) {
+  TraceRecorder trace("lethe-test");
+  EXPECT_EQ(trace.pid(), static_cast<int>(getpid()));
+  trace.NameThread("loop");
+  trace.Counter("heap", microseconds(1), {{"allocated", 1}});
+  int worker_tid = 0;
+  std::thread([&] {
+    pthread_setname_np(pthread_self(), "decode-1");
+    worker_tid = ThreadId();
+    trace.Instant("decoded", microseconds(2));
+  }).join();
+  nlohmann::json events = nlohmann::json::parse(trace.ToJson())["traceEvents"];
+  std::map<int, std::string> names;
+  std::map<std::string, int> event_tids;
+  for (const auto& event : events) {
+    EXPECT_EQ(event["pid"], getpid()) << event.dump();
+    if (event["name"] == "thread_name") names[event["tid"]] = event["args"]["name"];
+    if (event["ph"] != "M") event_tids[event["name"]] = event["tid"];
+  }
+  EXPECT_EQ(names, (std::map<int, std::string>{{ThreadId(), "loop"}, {worker_tid, "decode-1"}}));
+  EXPECT_EQ(event_tids["heap"], ThreadId());
+  EXPECT_EQ(event_tids["decoded"], worker_tid);
+}
+
+// Two processes' traces (lethe-stress's two runs) carry different pids: opened together in
+// Perfetto they are two processes, not one.
+TEST(TraceRecorder, TracesOfTwoProcessesDoNotShareAProcessId) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    TraceRecorder trace("child");
+    trace.Counter("heap", microseconds(1), {{"allocated", 1}});
+    const std::string json = trace.ToJson();
+    ssize_t ignored = write(pipe_fds[1], json.data(), json.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  std::string text;
+  char buffer[4096];
+  ssize_t got;
+  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<size_t>(got));
+  close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  TraceRecorder mine("parent");
+  mine.Counter("heap", microseconds(1), {{"allocated", 1}});
+  const auto theirs = nlohmann::json::parse(text)["traceEvents"].back();
+  const auto ours = nlohmann::json::parse(mine.ToJson())["traceEvents"].back();
+  EXPECT_EQ(theirs["pid"], child);
+  EXPECT_NE(theirs["pid"], ours["pid"]);
 }
 
 TEST(TraceRecorder, StaysBoundedOverALongSessionByThinningCounterSamples) {
@@ -80,7 +145,7 @@ TEST(TraceRecorder, AStormOfInstantsDropsTheOldestOnes) {
   EXPECT_LE(trace.event_count(), 20u);
   nlohmann::json events = nlohmann::json::parse(trace.ToJson())["traceEvents"];
   EXPECT_EQ(events.back()["ts"], 99);  // the newest is there
-  EXPECT_GT(events[1]["ts"], 0);       // the oldest went
+  EXPECT_GT(events[2]["ts"], 0);       // the oldest went (after the process and thread names)
 }
 
 TEST(TraceRecorder, MemoryBytesFollowTheEventsHeld) {

@@ -34,6 +34,7 @@ StressSample Sample(const std::string& run, const std::string& phase, int load, 
   sample.resident_unique_bytes = rss_mib * kMiB / 2;
   sample.heap_allocated_bytes = rss_mib * kMiB / 3;
   sample.cache_bytes = {1, 2, 3, 4, 5};
+  sample.regret = {static_cast<uint64_t>(load), 4096 * static_cast<uint64_t>(load), 1500000};
   return sample;
 }
 
@@ -63,7 +64,7 @@ TEST(StressCsv, HeaderNamesEveryColumnInOrder) {
   EXPECT_EQ(CsvHeader(),
             "run,phase,load,cycle,time_s,windows,rss_bytes,resident_unique_bytes,"
             "heap_allocated_bytes,surface_cache_bytes,image_cache_bytes,bf_cache_bytes,"
-            "font_cache_bytes,shaped_word_cache_bytes");
+            "font_cache_bytes,shaped_word_cache_bytes,regret_count,regret_bytes,regret_decode_ns");
 }
 
 TEST(StressCsv, RoundTripsSamplesThroughAFile) {
@@ -80,6 +81,7 @@ TEST(StressCsv, RoundTripsSamplesThroughAFile) {
   EXPECT_EQ(read[1].heap_allocated_bytes, 7 * kMiB / 3);
   EXPECT_DOUBLE_EQ(read[1].time_s, 12.25);
   EXPECT_EQ(read[1].cache_bytes[4], 5u);
+  EXPECT_EQ(read[1].regret, (RegretCounts{1, 4096, 1500000}));
 }
 
 TEST(StressCsv, ReadingAMissingFileNamesIt) {
@@ -106,7 +108,7 @@ TEST(StressCsv, AShortRowIsReportedWithItsLineNumber) {
 
 TEST(StressCsv, ANonNumericByteCountIsRejected) {
   TempDir dir;
-  Touch(dir.File("d.csv"), CsvHeader() + "\nlethe,load,1,0,1.0,1,lots,0,0,0,0,0,0,0\n");
+  Touch(dir.File("d.csv"), CsvHeader() + "\nlethe,load,1,0,1.0,1,lots,0,0,0,0,0,0,0,0,0,0\n");
   std::vector<StressSample> read;
   EXPECT_NE(ReadCsvFile(dir.File("d.csv"), &read).find("not a number"), std::string::npos);
 }
@@ -183,6 +185,40 @@ TEST(StressFigures, PrintsEveryFigureBesideItsTarget) {
   EXPECT_NE(text.find("terminal resident-unique: baseline 50.0 MiB, lethe 12.5 MiB (reduction 75%"),
             std::string::npos)
       << text;
+}
+
+// The heap figures come from heap_allocated_bytes (a third of RSS in Samples()), the same way.
+TEST(StressFigures, HeapFiguresAreComputedOnHeapBytesAndJudgedAlike) {
+  StressFigures heap;
+  ASSERT_EQ(ComputeFigures(Samples("baseline", 200, 180), Samples("lethe", 50, 20), 11, &heap,
+                           Metric::kHeap),
+            "");
+  EXPECT_EQ(heap.metric, Metric::kHeap);
+  EXPECT_EQ(heap.baseline.terminal_rss_bytes, 180 * kMiB / 3);
+  EXPECT_EQ(heap.lethe.peak_rss_bytes, 50 * kMiB / 3);
+  EXPECT_NEAR(heap.terminal_reduction, 1 - (20 * kMiB / 3) / double(180 * kMiB / 3), 1e-9);
+  EXPECT_TRUE(TargetsMet(heap));
+  std::ostringstream out;
+  PrintHeapFigures(out, heap);
+  EXPECT_NE(out.str().find("heap: terminal reduction: 89%   (target >= 60%: met)"),
+            std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("heap: slope of lethe's heap over cycles 6 to 11: +0.00% per cycle"),
+            std::string::npos) << out.str();
+  // A Lethe heap that grows cycle after cycle misses the slope target on heap bytes too.
+  ASSERT_EQ(ComputeFigures(Samples("baseline", 200, 180), Samples("lethe", 50, 20, 6), 11, &heap,
+                           Metric::kHeap),
+            "");
+  EXPECT_FALSE(TargetsMet(heap));
+}
+
+TEST(StressFigures, RegretIsLethesAtTheEndOfItsRun) {
+  StressFigures figures;
+  ASSERT_EQ(ComputeFigures(Samples("baseline", 200, 180), Samples("lethe", 50, 20), 11, &figures), "");
+  EXPECT_EQ(figures.lethe.regret, (RegretCounts{22, 22 * 4096, 1500000}));
+  std::ostringstream out;
+  PrintRegret(out, figures.lethe);
+  EXPECT_EQ(out.str(), "regret: 22 surfaces decoded again within 5 s of their discard, 0.1 MiB, "
+                       "1.5 ms of decoding (no target: tune the expiry times against it)\n");
 }
 
 TEST(StressFigures, ALethePeakAboveTheBaselineTerminalMissesThatTarget) {
@@ -275,6 +311,14 @@ TEST(StressOptions, ParsesTheCiSize) {
   EXPECT_DOUBLE_EQ(options.idle_seconds, 12.5);
   EXPECT_TRUE(options.real_time);
   EXPECT_FALSE(options.progress);
+}
+
+TEST(StressOptions, RequireHeapTargetsGoesWithASimulatedRun) {
+  StressOptions options;
+  ASSERT_EQ(ParseStressArgs({"--require-heap-targets"}, &options), "");
+  EXPECT_TRUE(options.require_heap_targets);
+  StressOptions real;
+  EXPECT_NE(ParseStressArgs({"--require-heap-targets", "--real-time"}, &real), "");
 }
 
 TEST(StressOptions, BadFlagsGetAMessageNamingThem) {

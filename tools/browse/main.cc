@@ -306,6 +306,12 @@ class Browser {
 
 int main(int argc, char** argv) {
   Arguments args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
   std::string problem = Parse(argc, argv, &args);
   if (!problem.empty()) {
     std::fprintf(stderr, "lethe-browse: %s\n%s", problem.c_str(), kUsage);

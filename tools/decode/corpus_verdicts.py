@@ -26,8 +26,11 @@ def outcome(result):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
-        print(__doc__, file=sys.stderr)
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print("usage:" + __doc__)
+        return 0
+    if len(sys.argv) not in (2, 3) or any(arg.startswith("-") for arg in sys.argv[1:]):
+        print("usage:" + __doc__, file=sys.stderr)
         return 2
     tool = os.path.abspath(sys.argv[1])
     corpus = sys.argv[2] if len(sys.argv) == 3 else os.path.join(

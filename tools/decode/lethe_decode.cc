@@ -1,6 +1,9 @@
 // lethe-decode — decodes image files with Lethe's decoders and prints, for each, the format,
 // dimensions, frames, decoded bytes (stored paletted frames, canvas, and the 32 bpp equivalent),
-// whether it is complete, or the error code and reason.
+// whether it is complete, or the error code and reason. An animation is played through one whole
+// loop first, so that its figures are those of steady playback: the frames held then (all, or the
+// decode-ahead window), the compressed copy a windowed animation keeps, and the steady total
+// (frames + canvas + copy), the figure to set beside a browser's for the same file.
 //
 //   lethe-decode [--json] [--out DIR] [--size WxH] [--limits KEY=N[,KEY=N...]] FILE...
 //
@@ -28,7 +31,9 @@ namespace {
 constexpr const char kUsage[] =
     "usage: lethe-decode [--json] [--out DIR] [--size WxH] [--limits KEY=N[,KEY=N...]] FILE...\n"
     "  --json         one JSON object per file (format, width, height, frames, complete,\n"
-    "                 bytes_frames, bytes_canvas, bytes_32bpp, error {code, reason})\n"
+    "                 bytes_frames, bytes_canvas, bytes_32bpp, frames_held, bytes_compressed,\n"
+    "                 bytes_steady, error {code, reason}); an animation's figures are taken\n"
+    "                 after one whole loop: steady playback\n"
     "  --out DIR      write every decoded frame as PNG into DIR\n"
     "  --size WxH     decode at this size (never larger than natural)\n"
     "  --limits ...   frame_pixels, image_pixels, frames, decoded_bytes, input_bytes,\n"
@@ -119,6 +124,10 @@ struct Report {
   uint32_t width = 0, height = 0, frames = 0;
   bool complete = false;
   uint64_t bytes_frames = 0, bytes_canvas = 0, bytes_32bpp = 0;
+  // Steady playback: frames whose indices are in memory, the compressed copy kept to decode ahead
+  // (0 unless windowed), and frames + canvas + copy.
+  uint32_t frames_held = 0;
+  uint64_t bytes_compressed = 0, bytes_steady = 0;
   bool failed = false;
   lethe::DecodeError error;
 };
@@ -177,6 +186,8 @@ void DecodeOne(const Options& options, const std::string& file, Report* report) 
     report->frames = 1;
     report->bytes_frames = surface->MemoryBytes();
     report->bytes_32bpp = uint64_t{surface->width()} * surface->height() * 4;
+    report->frames_held = 1;
+    report->bytes_steady = report->bytes_frames;
     if (!options.out_dir.empty() && !WritePng(*surface, OutPath(options, file, -1))) {
       std::fprintf(stderr, "lethe-decode: cannot write %s\n", OutPath(options, file, -1).c_str());
     }
@@ -186,6 +197,7 @@ void DecodeOne(const Options& options, const std::string& file, Report* report) 
   report->width = animation.width();
   report->height = animation.height();
   report->frames = animation.FrameCount();
+  // One whole loop: a windowed animation's window has then slid through every frame.
   for (uint32_t n = 0; n < animation.FrameCount(); ++n) {
     lethe::DecodeResult<const lethe::Surface*> canvas = animation.Compose(n);
     if (!canvas) {
@@ -196,22 +208,26 @@ void DecodeOne(const Options& options, const std::string& file, Report* report) 
     if (!options.out_dir.empty() && !WritePng(**canvas, OutPath(options, file, static_cast<int>(n)))) {
       std::fprintf(stderr, "lethe-decode: cannot write %s\n", OutPath(options, file, static_cast<int>(n)).c_str());
     }
-    if (options.out_dir.empty()) break;  // frame 0 composed: the canvas counts
   }
   const lethe::AnimationMemory memory = animation.Memory();
   report->bytes_frames = memory.bytes_frames;
   report->bytes_canvas = memory.bytes_canvas;
   report->bytes_32bpp = memory.bytes_32bpp;
+  report->frames_held = memory.frames_held;
+  report->bytes_compressed = memory.bytes_compressed;
+  report->bytes_steady = memory.bytes_frames + memory.bytes_canvas + memory.bytes_compressed;
 }
 
 void Print(const Options& options, const Report& report) {
   if (options.json) {
     std::printf("{\"file\":%s,\"format\":%s,\"width\":%u,\"height\":%u,\"frames\":%u,"
                 "\"complete\":%s,\"bytes_frames\":%" PRIu64 ",\"bytes_canvas\":%" PRIu64
-                ",\"bytes_32bpp\":%" PRIu64,
+                ",\"bytes_32bpp\":%" PRIu64 ",\"frames_held\":%u,\"bytes_compressed\":%" PRIu64
+                ",\"bytes_steady\":%" PRIu64,
                 JsonString(report.file).c_str(), JsonString(report.format).c_str(), report.width,
                 report.height, report.frames, report.complete ? "true" : "false",
-                report.bytes_frames, report.bytes_canvas, report.bytes_32bpp);
+                report.bytes_frames, report.bytes_canvas, report.bytes_32bpp, report.frames_held,
+                report.bytes_compressed, report.bytes_steady);
     if (report.failed) {
       std::printf(",\"error\":{\"code\":%s,\"reason\":%s}",
                   JsonString(std::string(lethe::DecodeErrorCodeName(report.error.code))).c_str(),
@@ -227,13 +243,16 @@ void Print(const Options& options, const Report& report) {
     return;
   }
   std::printf("%s: %s %ux%u, %u frame%s, %s, stored %" PRIu64 " B, canvas %" PRIu64
-              " B, 32 bpp %" PRIu64 " B (%.2fx)\n",
+              " B, 32 bpp %" PRIu64 " B (%.2fx); steady: %u frame%s held, compressed copy %" PRIu64
+              " B, total %" PRIu64 " B\n",
               report.file.c_str(), report.format.c_str(), report.width, report.height,
               report.frames, report.frames == 1 ? "" : "s", report.complete ? "complete" : "partial",
               report.bytes_frames, report.bytes_canvas, report.bytes_32bpp,
               report.bytes_frames + report.bytes_canvas == 0
                   ? 0.0
-                  : static_cast<double>(report.bytes_32bpp) / static_cast<double>(report.bytes_frames + report.bytes_canvas));
+                  : static_cast<double>(report.bytes_32bpp) / static_cast<double>(report.bytes_frames + report.bytes_canvas),
+              report.frames_held, report.frames_held == 1 ? "" : "s", report.bytes_compressed,
+              report.bytes_steady);
 }
 
 }  // namespace

@@ -306,6 +306,15 @@ int Demo::Summarize() {
               static_cast<unsigned long long>(s.discarded_by_pressure_count),
               static_cast<unsigned long long>(s.over_budget_count),
               static_cast<unsigned long long>(engine_stats.decode_failure_count));
+  std::printf("  regret (re-decoded within %.0f s of the discard): %llu surfaces, %.2f MB, %.3f ms of "
+              "decoding (after expiry %llu, the cap %llu, pressure %llu); all re-decodes: %.3f ms\n",
+              std::chrono::duration<double>(SurfaceCacheOptions{}.regret_window).count(),
+              static_cast<unsigned long long>(s.regret_count), Mb(s.regret_bytes),
+              static_cast<double>(s.regret_time_ns) / 1e6,
+              static_cast<unsigned long long>(s.regret_after_expiry_count),
+              static_cast<unsigned long long>(s.regret_after_cap_count),
+              static_cast<unsigned long long>(s.regret_after_pressure_count),
+              static_cast<double>(s.redecode_time_ns) / 1e6);
   std::printf("\nCritical pressure at t=%.0fs (real time to respond: %.3f ms)\n", pressure_time_,
               std::chrono::duration<double, std::milli>(pressure_result_.total_elapsed).count());
   for (const MemoryPressureListenerResult& listener : pressure_result_.listeners) {
@@ -377,10 +386,23 @@ bool ParseArguments(int argc, char** argv, Options* options) {
 }  // namespace
 }  // namespace lethe::demo
 
+constexpr const char* kUsage =
+    "usage: lethe-demo [DIR] [--out DIR] [--cap-mb N]\n"
+    "  Scrolls the images of DIR (default: the sample site) over simulated minutes, then memory\n"
+    "  pressure, then idle; prints a summary and writes memory-report.json.gz and\n"
+    "  memory-over-time.svg into --out (default: the current directory).\n"
+    "  --cap-mb N   the decoded-surface cache's cap in MiB\n";
+
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
   lethe::demo::Options options;
   if (!lethe::demo::ParseArguments(argc, argv, &options)) {
-    std::fprintf(stderr, "usage: lethe-demo [DIR] [--out DIR] [--cap-mb N]\n");
+    std::fputs(kUsage, stderr);
     return 2;
   }
   // The build generates the sample site; an installed demo, or a deleted build folder, has none yet.

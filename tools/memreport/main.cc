@@ -13,9 +13,11 @@
 
 namespace {
 
+// Without a problem (--help) the usage goes to stdout.
 int Usage(const std::string& problem) {
   if (!problem.empty()) std::cerr << "lethe-memreport: " << problem << "\n";
-  std::cerr << "usage: lethe-memreport REPORT [--min-bytes N]\n"
+  std::ostream& out = problem.empty() ? std::cout : std::cerr;
+  out << "usage: lethe-memreport REPORT [--min-bytes N]\n"
                "       lethe-memreport --diff BEFORE AFTER\n"
                "REPORT: a memory report in about:memory's JSON format (.json or .json.gz)\n";
   return 2;

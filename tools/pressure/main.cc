@@ -44,9 +44,11 @@ struct Options {
   double squeeze_seconds = 10;
 };
 
+// Without a problem (--help) the usage goes to stdout.
 int Usage(const std::string& problem) {
   if (!problem.empty()) std::cerr << "lethe-pressure: " << problem << "\n";
-  std::cerr
+  std::ostream& out = problem.empty() ? std::cout : std::cerr;
+  out
       << "usage: lethe-pressure --socket PATH [--level moderate|critical] [--trials N]\n"
          "                      [--interval-ms N] [--pid PID] [--timeout-ms N] [--settle-ms N]\n"
          "       lethe-pressure --socket PATH --squeeze [--squeeze-mb N] [--squeeze-seconds S]\n"

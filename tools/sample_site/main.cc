@@ -9,8 +9,12 @@
 
 namespace {
 
+constexpr const char* kUsage =
+    "usage: lethe-make-site DIR [--pages N] [--seed S]   (N: 1..99)\n"
+    "  Writes the sample site (images of every kind and page descriptions) into DIR.\n";
+
 int Usage(const char* problem) {
-  std::fprintf(stderr, "lethe-make-site: %s\nusage: lethe-make-site DIR [--pages N] [--seed S]   (N: 1..99)\n", problem);
+  std::fprintf(stderr, "lethe-make-site: %s\n%s", problem, kUsage);
   return 2;
 }
 
@@ -30,6 +34,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     long value = 0;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     if ((arg == "--pages" || arg == "--seed") && i + 1 < argc) {
       if (!ParsePositive(argv[++i], arg == "--pages" ? 99 : 1L << 30, &value))
         return Usage((arg + " needs a positive number").c_str());

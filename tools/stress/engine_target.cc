@@ -41,6 +41,10 @@ class EngineTarget final : public StressTarget {
     return {memory.surfaces_bytes, memory.images_bytes, memory.bfcache_bytes, memory.fonts_bytes,
             memory.shaped_words_bytes};
   }
+  RegretCounts Regret() override {
+    const SurfaceCacheStats stats = engine_->surface_cache().stats();
+    return {stats.regret_count, stats.regret_bytes, stats.regret_time_ns};
+  }
   double NowSeconds() override {
     return std::chrono::duration<double>(engine_->clock().Now() - start_).count();
   }

@@ -48,6 +48,7 @@ class Sampler {
     }
     sample.heap_allocated_bytes = HeapAllocatedBytes(heap_source_);
     sample.cache_bytes = target_.Caches();
+    sample.regret = target_.Regret();
     const auto at = Now();
     trace_.Counter("memory", at,
                    {{"rss_bytes", static_cast<int64_t>(sample.rss_bytes)},

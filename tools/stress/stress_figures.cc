@@ -10,12 +10,17 @@ namespace lethe::stress {
 
 namespace {
 
-RunFigures Summarize(const std::vector<StressSample>& samples) {
+uint64_t Value(const StressSample& sample, Metric metric) {
+  return metric == Metric::kRss ? sample.rss_bytes : sample.heap_allocated_bytes;
+}
+
+RunFigures Summarize(const std::vector<StressSample>& samples, Metric metric) {
   RunFigures figures;
   for (const StressSample& sample : samples) {
-    figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, sample.rss_bytes);
+    figures.peak_rss_bytes = std::max(figures.peak_rss_bytes, Value(sample, metric));
   }
-  figures.terminal_rss_bytes = samples.back().rss_bytes;
+  figures.terminal_rss_bytes = Value(samples.back(), metric);
+  figures.regret = samples.back().regret;
   figures.terminal_heap_allocated_bytes = samples.back().heap_allocated_bytes;
   figures.terminal_resident_unique_bytes = samples.back().resident_unique_bytes;
   return figures;
@@ -44,14 +49,14 @@ int LoadsPerCycle(const std::vector<StressSample>& samples) {
 
 }  // namespace
 
-double MeanLoadRssOfCycle(const std::vector<StressSample>& samples, int cycle) {
+double MeanLoadRssOfCycle(const std::vector<StressSample>& samples, int cycle, Metric metric) {
   const int per_cycle = LoadsPerCycle(samples);
   if (per_cycle <= 0) return 0;
   double sum = 0;
   int count = 0;
   for (const StressSample& sample : samples) {
     if (sample.phase != "load" || sample.load <= (cycle - 1) * per_cycle || sample.load > cycle * per_cycle) continue;
-    sum += static_cast<double>(sample.rss_bytes);
+    sum += static_cast<double>(Value(sample, metric));
     ++count;
   }
   return count > 0 ? sum / count : 0;
@@ -81,13 +86,17 @@ double LeastSquaresSlope(const std::vector<double>& xs, const std::vector<double
 
 std::string ComputeFigures(const std::vector<StressSample>& baseline,
                            const std::vector<StressSample>& lethe, int cycle_count,
-                           StressFigures* out) {
+                           StressFigures* out, Metric metric) {
   *out = StressFigures{};
+  out->metric = metric;
   if (baseline.empty()) return "the baseline run produced no samples";
   if (lethe.empty()) return "Lethe's run produced no samples";
-  out->baseline = Summarize(baseline);
-  out->lethe = Summarize(lethe);
-  if (out->baseline.terminal_rss_bytes == 0) return "the baseline's terminal RSS is 0";
+  out->baseline = Summarize(baseline, metric);
+  out->lethe = Summarize(lethe, metric);
+  if (out->baseline.terminal_rss_bytes == 0) {
+    return metric == Metric::kRss ? "the baseline's terminal RSS is 0"
+                                  : "the baseline's terminal heap is 0";
+  }
   const double baseline_terminal = static_cast<double>(out->baseline.terminal_rss_bytes);
   out->terminal_reduction = 1.0 - static_cast<double>(out->lethe.terminal_rss_bytes) / baseline_terminal;
   out->peak_vs_baseline_terminal = static_cast<double>(out->lethe.peak_rss_bytes) / baseline_terminal;
@@ -105,7 +114,7 @@ std::string ComputeFigures(const std::vector<StressSample>& baseline,
   out->slope_last_cycle = cycle_count;
   std::vector<double> cycles, rss;
   for (int cycle = out->slope_first_cycle; cycle <= cycle_count; ++cycle) {
-    if (const double mean = MeanLoadRssOfCycle(lethe, cycle); mean > 0) {
+    if (const double mean = MeanLoadRssOfCycle(lethe, cycle, metric); mean > 0) {
       cycles.push_back(cycle);
       rss.push_back(mean);
     }
@@ -126,6 +135,37 @@ bool TargetsMet(const StressFigures& figures) {
          figures.slope_percent_per_cycle < kTargetSlopePercentPerCycle;
 }
 
+namespace {
+
+// The three figures beside their targets, each line starting with `prefix`; `metric` names what
+// they are computed on ("RSS", "heap").
+void PrintTargets(std::ostream& out, const StressFigures& figures, const char* prefix,
+                  const char* metric) {
+  char line[256];
+  std::snprintf(line, sizeof(line), "%sterminal reduction: %.0f%%   (target >= %.0f%%: %s)\n",
+                prefix, 100.0 * figures.terminal_reduction, 100.0 * kTargetTerminalReduction,
+                Verdict(figures.terminal_reduction >= kTargetTerminalReduction));
+  out << line;
+  std::snprintf(line, sizeof(line), "%speak vs baseline terminal: %.2fx   (target < %.0fx: %s)\n",
+                prefix, figures.peak_vs_baseline_terminal, kTargetPeakVsBaselineTerminal,
+                Verdict(figures.peak_vs_baseline_terminal < kTargetPeakVsBaselineTerminal));
+  out << line;
+  if (figures.has_slope) {
+    std::snprintf(line, sizeof(line),
+                  "%sslope of lethe's %s over cycles %d to %d: %+.2f%% per cycle   (target < %.0f%%: %s)\n",
+                  prefix, metric, figures.slope_first_cycle, figures.slope_last_cycle,
+                  figures.slope_percent_per_cycle, kTargetSlopePercentPerCycle,
+                  Verdict(figures.slope_percent_per_cycle < kTargetSlopePercentPerCycle));
+  } else {
+    std::snprintf(line, sizeof(line),
+                  "%sslope of lethe's %s: n/a (needs at least two cycles to fit)   (target < %.0f%%: NOT MET)\n",
+                  prefix, metric, kTargetSlopePercentPerCycle);
+  }
+  out << line;
+}
+
+}  // namespace
+
 void PrintFigures(std::ostream& out, const StressFigures& figures) {
   char line[256];
   std::snprintf(line, sizeof(line), "baseline: peak RSS %s, terminal RSS %s\n",
@@ -136,10 +176,7 @@ void PrintFigures(std::ostream& out, const StressFigures& figures) {
                 FormatMiB(figures.lethe.peak_rss_bytes).c_str(),
                 FormatMiB(figures.lethe.terminal_rss_bytes).c_str());
   out << line;
-  std::snprintf(line, sizeof(line), "terminal reduction: %.0f%%   (target >= %.0f%%: %s)\n",
-                100.0 * figures.terminal_reduction, 100.0 * kTargetTerminalReduction,
-                Verdict(figures.terminal_reduction >= kTargetTerminalReduction));
-  out << line;
+  PrintTargets(out, figures, "", "RSS");
   if (figures.baseline.terminal_resident_unique_bytes > 0) {
     std::snprintf(line, sizeof(line),
                   "terminal resident-unique: baseline %s, lethe %s (reduction %.0f%%; shared "
@@ -149,21 +186,27 @@ void PrintFigures(std::ostream& out, const StressFigures& figures) {
                   100.0 * figures.terminal_unique_reduction);
     out << line;
   }
-  std::snprintf(line, sizeof(line), "peak vs baseline terminal: %.2fx   (target < %.0fx: %s)\n",
-                figures.peak_vs_baseline_terminal, kTargetPeakVsBaselineTerminal,
-                Verdict(figures.peak_vs_baseline_terminal < kTargetPeakVsBaselineTerminal));
+}
+
+void PrintHeapFigures(std::ostream& out, const StressFigures& heap) {
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "heap: baseline peak %s, terminal %s; lethe peak %s, terminal %s\n",
+                FormatMiB(heap.baseline.peak_rss_bytes).c_str(),
+                FormatMiB(heap.baseline.terminal_rss_bytes).c_str(),
+                FormatMiB(heap.lethe.peak_rss_bytes).c_str(),
+                FormatMiB(heap.lethe.terminal_rss_bytes).c_str());
   out << line;
-  if (figures.has_slope) {
-    std::snprintf(line, sizeof(line),
-                  "slope of lethe's RSS over cycles %d to %d: %+.2f%% per cycle   (target < %.0f%%: %s)\n",
-                  figures.slope_first_cycle, figures.slope_last_cycle,
-                  figures.slope_percent_per_cycle, kTargetSlopePercentPerCycle,
-                  Verdict(figures.slope_percent_per_cycle < kTargetSlopePercentPerCycle));
-  } else {
-    std::snprintf(line, sizeof(line),
-                  "slope of lethe's RSS: n/a (needs at least two cycles to fit)   (target < %.0f%%: NOT MET)\n",
-                  kTargetSlopePercentPerCycle);
-  }
+  PrintTargets(out, heap, "heap: ", "heap");
+}
+
+void PrintRegret(std::ostream& out, const RunFigures& lethe) {
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "regret: %llu surfaces decoded again within 5 s of their discard, %s, %.1f ms of "
+                "decoding (no target: tune the expiry times against it)\n",
+                static_cast<unsigned long long>(lethe.regret[0]), FormatMiB(lethe.regret[1]).c_str(),
+                static_cast<double>(lethe.regret[2]) / 1e6);
   out << line;
 }
 

@@ -45,6 +45,7 @@ std::string Lower(std::string text) {
 std::string UsageText() {
   return "usage: lethe-stress [--pages DIR] [--page-count N] [--windows N] [--cycles N] [--scale K]\n"
          "                    [--idle SECONDS] [--real-time] [--out DIR] [--no-progress]\n"
+         "                    [--require-heap-targets]\n"
          "       lethe-stress --serve SOCKET [--baseline] [--churn-ms N | --browse]\n"
          "                    [--pressure-ongoing-ms N]\n"
          "                    [--pages DIR] [--page-count N] [--windows N]\n"
@@ -52,6 +53,8 @@ std::string UsageText() {
          "discarding, no expiry, no pressure response, the system allocator; then Lethe's), and\n"
          "writes stress.csv, stress.svg and trace-*.json to --out. Defaults: every page of the\n"
          "sample site (29), 30 windows, 11 cycles, 300 simulated seconds of idle at the end.\n"
+         "The figures are printed on RSS and on heap bytes (deterministic on simulated time);\n"
+         "--require-heap-targets exits 1 when a heap figure misses its target (what CI checks).\n"
          "--serve loads the pages once (no idle), then answers on the control socket SOCKET\n"
          "(pressure, report, stats) until SIGTERM or SIGINT; --churn-ms N loads every page again every\n"
          "N ms meanwhile (a burst, then quiet), so that the caches refill between pressure events;\n"
@@ -95,6 +98,7 @@ std::string ParseStressArgs(const std::vector<std::string>& args, StressOptions*
     } else if (flag == "--real-time") options->real_time = true;
     else if (flag == "--out") error = value(&options->out_dir);
     else if (flag == "--no-progress") options->progress = false;
+    else if (flag == "--require-heap-targets") options->require_heap_targets = true;
     else if (flag == "--serve") error = value(&options->serve_socket);
     else if (flag == "--baseline") options->serve_baseline = true;
     else if (flag == "--churn-ms") error = int_value(1, 3600000, &options->churn_ms);
@@ -121,6 +125,9 @@ std::string ParseStressArgs(const std::vector<std::string>& args, StressOptions*
   }
   if (!options->child_run.empty() && options->result_path.empty()) {
     return "--child needs --result FILE";
+  }
+  if (options->require_heap_targets && (options->real_time || !options->serve_socket.empty())) {
+    return "--require-heap-targets goes with a simulated-time run (not --real-time or --serve)";
   }
   if (options->out_dir.empty()) return "--out needs a directory";
   return "";

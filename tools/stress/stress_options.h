@@ -2,7 +2,7 @@
 // page list it resolves to. Separate from main() so that tests can check every error message.
 //
 //   lethe-stress [--pages DIR] [--page-count N] [--windows N] [--cycles N] [--scale K]
-//                [--idle SECONDS] [--real-time] [--out DIR] [--no-progress]
+//                [--idle SECONDS] [--real-time] [--out DIR] [--no-progress] [--require-heap-targets]
 //   lethe-stress --serve SOCKET [--baseline] [--churn-ms N] [--pressure-ongoing-ms N] [...]   load pages, then
 //                serve the control socket until SIGTERM/SIGINT (what lethe-pressure talks to),
 //                loading every page again every N ms when --churn-ms is given
@@ -27,6 +27,7 @@ struct StressOptions {
   bool real_time = false;
   std::string out_dir = "lethe-stress-out";
   bool progress = true;
+  bool require_heap_targets = false;  // exit 1 when a heap figure misses its target
   bool help = false;
   // --serve
   std::string serve_socket;

@@ -95,19 +95,29 @@ int WriteResults(const StressOptions& options, int page_count, const std::vector
   chart.baseline = baseline;
   chart.lethe = lethe;
   StressFigures figures;
+  StressFigures heap;
   std::string error = WriteCsvFile(csv_path, all);
   if (error.empty()) error = WriteStressChart(svg_path, chart);
   if (error.empty()) error = ComputeFigures(baseline, lethe, cycle_count, &figures);
+  if (error.empty()) error = ComputeFigures(baseline, lethe, cycle_count, &heap, Metric::kHeap);
   if (!error.empty()) {
     std::cerr << "lethe-stress: " << error << "\n";
     return 1;
   }
   PrintFigures(std::cout, figures);
-  std::cout << "targets: " << (TargetsMet(figures) ? "all met" : "NOT all met") << "\n"
-            << "wrote " << csv_path << ", " << svg_path
+  std::cout << "targets: " << (TargetsMet(figures) ? "all met" : "NOT all met") << "\n";
+  PrintHeapFigures(std::cout, heap);
+  const bool heap_met = TargetsMet(heap);
+  std::cout << "heap targets: " << (heap_met ? "all met" : "NOT all met") << "\n";
+  PrintRegret(std::cout, figures.lethe);
+  std::cout << "wrote " << csv_path << ", " << svg_path
             << ", trace-{baseline,lethe}.json (samples) and trace-{baseline,lethe}.engine.json (the "
                "engine's own: discards, pressure, windows) in "
             << options.out_dir << "\n";
+  if (options.require_heap_targets && !heap_met) {
+    std::cerr << "lethe-stress: --require-heap-targets: a heap target is not met\n";
+    return 1;
+  }
   return 0;
 }
 

@@ -38,6 +38,7 @@ std::string CsvHeader() {
   std::string header =
       "run,phase,load,cycle,time_s,windows,rss_bytes,resident_unique_bytes,heap_allocated_bytes";
   for (const char* name : kCacheNames) header += std::string(",") + name + "_bytes";
+  for (const char* name : kRegretNames) header += std::string(",") + name;
   return header;
 }
 
@@ -48,6 +49,7 @@ void WriteCsvRow(std::ostream& out, const StressSample& sample) {
       << time << ',' << sample.windows << ',' << sample.rss_bytes << ','
       << sample.resident_unique_bytes << ',' << sample.heap_allocated_bytes;
   for (uint64_t bytes : sample.cache_bytes) out << ',' << bytes;
+  for (uint64_t count : sample.regret) out << ',' << count;
   out << '\n';
 }
 
@@ -68,7 +70,7 @@ std::string ReadCsvFile(const std::string& path, std::vector<StressSample>* samp
   if (!std::getline(in, line) || line != CsvHeader()) {
     return path + ": line 1: not the lethe-stress CSV header";
   }
-  const size_t column_count = kFixedColumnCount + kCacheNames.size();
+  const size_t column_count = kFixedColumnCount + kCacheNames.size() + kRegretNames.size();
   for (int line_number = 2; std::getline(in, line); ++line_number) {
     const std::string where = path + ": line " + std::to_string(line_number) + ": ";
     std::vector<std::string> fields = SplitCommas(line);
@@ -98,6 +100,11 @@ std::string ReadCsvFile(const std::string& path, std::vector<StressSample>* samp
     for (size_t i = 0; i < kCacheNames.size(); ++i) {
       if (!ParseUnsigned(fields[kFixedColumnCount + i], &sample.cache_bytes[i])) {
         return where + "a cache byte count is not a number";
+      }
+    }
+    for (size_t i = 0; i < kRegretNames.size(); ++i) {
+      if (!ParseUnsigned(fields[kFixedColumnCount + kCacheNames.size() + i], &sample.regret[i])) {
+        return where + "a regret figure is not a number";
       }
     }
     samples->push_back(std::move(sample));

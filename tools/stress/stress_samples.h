@@ -4,7 +4,8 @@
 // A sample is taken after every page load, once right after all windows but one are closed, and
 // periodically while the engine idles. Columns, in order (kCsvColumns):
 //   run, phase (load|close|idle), load, cycle, time_s, windows, rss_bytes, resident_unique_bytes,
-//   heap_allocated_bytes, then one column per cache (kCacheNames, "<name>_bytes").
+//   heap_allocated_bytes, then one column per cache (kCacheNames, "<name>_bytes"), then the
+//   surface cache's regret so far (kRegretNames: discards undone within 5 s; cumulative).
 // Plain data and pure functions; any thread.
 #ifndef LETHE_TOOLS_STRESS_STRESS_SAMPLES_H_
 #define LETHE_TOOLS_STRESS_STRESS_SAMPLES_H_
@@ -20,6 +21,12 @@ namespace lethe::stress {
 inline constexpr std::array<const char*, 5> kCacheNames = {
     "surface_cache", "image_cache", "bf_cache", "font_cache", "shaped_word_cache"};
 
+// Cumulative regret of the surface cache: re-decodes within 5 s of their discard, their bytes and
+// the decode time they took (lethe/surface_cache.h).
+inline constexpr std::array<const char*, 3> kRegretNames = {"regret_count", "regret_bytes",
+                                                            "regret_decode_ns"};
+using RegretCounts = std::array<uint64_t, kRegretNames.size()>;
+
 struct StressSample {
   std::string run;    // "baseline" or "lethe"
   std::string phase;  // "load", "close", "idle"
@@ -31,6 +38,7 @@ struct StressSample {
   uint64_t resident_unique_bytes = 0;
   uint64_t heap_allocated_bytes = 0;
   std::array<uint64_t, kCacheNames.size()> cache_bytes{};
+  RegretCounts regret{};
 };
 
 // The header line (without newline).

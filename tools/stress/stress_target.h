@@ -51,6 +51,8 @@ class StressTarget {
   virtual void DrawFrame() = 0;
   // Each cache's bytes, in kCacheNames order.
   virtual CacheBytes Caches() = 0;
+  // The surface cache's regret so far, in kRegretNames order.
+  virtual RegretCounts Regret() = 0;
   // Seconds of the engine's clock since the target was created.
   virtual double NowSeconds() = 0;
   // The engine's loop (lethe-stress --serve runs it until told to stop).

@@ -69,7 +69,7 @@ typedef struct lethe_stats_t {
   /* Added with the bundled allocator (0 when forwarding to the system malloc): */
   uint64_t chunk_count;            /* arena chunks mapped */
   uint64_t huge_count;             /* live huge blocks */
-  uint64_t arena_count;            /* arenas in use */
+  uint64_t arena_count;            /* automatic arenas, plus caller arenas holding memory */
   uint64_t oom_count;              /* allocations that found the OS refusing memory */
   uint64_t requested_bytes;        /* cumulative bytes requested (LETHE_OPTIONS=slop:1 only) */
   uint64_t served_bytes;           /* cumulative usable bytes given for them (slop:1 only) */
@@ -96,6 +96,63 @@ void lethe_stats_print(FILE* out) LETHE_NOEXCEPT;
 /* "lethe" for the bundled allocator, "system" when forwarding to the system malloc. */
 const char* lethe_allocator_name(void) LETHE_NOEXCEPT;
 
+/* ---- arenas a caller creates ------------------------------------------------------------- */
+/* An arena a caller creates, binds to a thread for a scope, measures and destroys (the engine
+ * gives each document its own, so that its bytes are counted exactly and go back whole).
+ *
+ * Contract (bundled allocator):
+ *   - While an arena is bound to a thread, every allocation of that thread (lethe_*, and malloc and
+ *     operator new when the process runs on Lethe) comes from it, huge blocks (>= 1 MiB) included.
+ *     The thread's cache is set aside meanwhile: bound allocations and frees take the arena's
+ *     lock, and no block of another arena is handed out.
+ *   - A block keeps its arena for life: freed from any thread, bound or not, it goes back to it
+ *     (blocks of caller arenas never enter a thread cache). realloc keeps a block in its arena
+ *     when it can resize in place; a moved block comes from the arena bound at the realloc.
+ *   - lethe_arena_destroy closes the arena. Empty, it goes back at once: every chunk unmapped.
+ *     Holding bytes, it is kept, closed (a "ghost"), reported by lethe_arena_stats with
+ *     LETHE_ARENA_CLOSED, and released (chunks unmapped, handle stale) when its last block is
+ *     freed. Freed huge blocks' pages go to the process-wide huge cache, as any huge block's do.
+ *   - Handles are never reused: a stale handle (its arena released) gives ENOENT, a handle that
+ *     never existed EINVAL.
+ * System malloc (sanitizer presets): the same handles, limits, binding and errors, so that code
+ * above behaves alike; blocks come from the system malloc, so lethe_arena_stats reports zeros
+ * with LETHE_ARENA_UNTRACKED, and a destroyed arena is released at once (no ghosts).
+ * All functions are thread-safe. */
+typedef uint64_t lethe_arena_t;
+#define LETHE_ARENA_NONE ((lethe_arena_t)0) /* no arena: the thread's own (automatic) arenas */
+#define LETHE_ARENA_MAX 256                 /* caller arenas alive at once, ghosts included */
+
+/* A new, open arena; LETHE_ARENA_NONE with errno = EAGAIN when LETHE_ARENA_MAX are alive, or
+ * ENOMEM. */
+lethe_arena_t lethe_arena_create(void) LETHE_NOEXCEPT;
+/* Binds `arena` (LETHE_ARENA_NONE: unbinds) to the calling thread and stores the previous
+ * binding in *previous (may be NULL), so that a scope can restore it. Returns 0, or EINVAL /
+ * ENOENT for a bad or stale handle and EBADF for a closed arena (the binding is then unchanged).
+ * A thread that exits while bound is unbound. */
+int lethe_arena_bind(lethe_arena_t arena, lethe_arena_t* previous) LETHE_NOEXCEPT;
+/* The calling thread's binding (LETHE_ARENA_NONE when unbound). */
+lethe_arena_t lethe_arena_bound(void) LETHE_NOEXCEPT;
+
+#define LETHE_ARENA_CLOSED 1u    /* destroyed, still holding bytes: a ghost */
+#define LETHE_ARENA_UNTRACKED 2u /* system malloc build: the figures are not tracked (zeros) */
+typedef struct lethe_arena_stats_t {
+  uint64_t allocated_bytes; /* usable sizes of the arena's live blocks, huge ones included */
+  uint64_t active_bytes;    /* pages under its live runs, plus its huge blocks */
+  uint64_t mapped_bytes;    /* its chunks, plus its huge blocks */
+  uint64_t dirty_bytes;     /* freed pages of its chunks not yet returned to the OS */
+  uint64_t huge_bytes;      /* part of allocated_bytes in huge blocks */
+  uint64_t allocation_count; /* cumulative blocks allocated from it */
+  uint64_t free_count;       /* cumulative blocks freed back to it */
+  uint32_t flags;            /* LETHE_ARENA_CLOSED, LETHE_ARENA_UNTRACKED */
+  uint32_t bound_threads;    /* threads it is bound to now */
+} lethe_arena_stats_t;
+/* Fills *out. Returns 0, EINVAL (bad handle or out NULL) or ENOENT (released). */
+int lethe_arena_stats(lethe_arena_t arena, lethe_arena_stats_t* out) LETHE_NOEXCEPT;
+/* Closes `arena` (see the contract above); *bytes_left (may be NULL) gets the bytes its live
+ * blocks still hold (0: it was released now). Returns 0, EINVAL / ENOENT for a bad or stale
+ * handle, EBADF when already closed, EBUSY while it is bound to any thread (nothing changes). */
+int lethe_arena_destroy(lethe_arena_t arena, uint64_t* bytes_left) LETHE_NOEXCEPT;
+
 /* ---- out of memory ----------------------------------------------------------------------- */
 /* Called on the allocating thread, with no allocator lock held, when the OS refuses memory.
  * `request_bytes` is the size that failed. The callback may free memory (and may allocate, though
@@ -106,11 +163,34 @@ void lethe_set_low_memory_callback(lethe_low_memory_callback_t callback,
                                    void* context) LETHE_NOEXCEPT;
 
 /* Test hook: the n-th following lethe_* allocation (n >= 1) fails with ENOMEM, once; n <= 0
- * disarms. Lets the layers above test their out-of-memory paths. Process-wide. */
+ * disarms. It fails as a refusal by the OS does: the low-memory callback runs first, on the
+ * allocating thread (with whatever locks it holds), then the allocation fails. Lets the layers
+ * above test their out-of-memory paths and their callbacks. Process-wide. */
 void lethe_fail_after(long n) LETHE_NOEXCEPT;
 
 #ifdef __cplusplus
 }  /* extern "C" */
+
+namespace lethe {
+/* Binds an arena to the calling thread for a C++ scope, then restores the previous binding.
+ * ok() is false when the bind failed (error() says why); nothing is restored then. */
+class ArenaScope {
+ public:
+  explicit ArenaScope(lethe_arena_t arena) noexcept : error_(lethe_arena_bind(arena, &previous_)) {}
+  ~ArenaScope() {
+    if (error_ == 0) lethe_arena_bind(previous_, nullptr);
+  }
+  ArenaScope(const ArenaScope&) = delete;
+  ArenaScope& operator=(const ArenaScope&) = delete;
+  bool ok() const noexcept { return error_ == 0; }
+  int error() const noexcept { return error_; }
+  lethe_arena_t previous() const noexcept { return previous_; }
+
+ private:
+  lethe_arena_t previous_ = LETHE_ARENA_NONE;
+  int error_;
+};
+}  /* namespace lethe */
 #endif
 
 #endif /* LETHE_ALLOC_H_ */

@@ -168,6 +168,14 @@ struct DiskCacheOptions {
   std::function<std::int64_t()> now_unix_ms;
   // Where notices go (a file moved aside, a migration); empty: one line to stderr.
   std::function<void(std::string_view)> log;
+  // SQLite's allocator. It is process-wide and fixed at SQLite's first allocation, so the first
+  // Open decides (before SQLite initialises); later opens find it chosen. kAuto: Lethe's
+  // (UseLetheAllocatorForSqlite: usable sizes from the allocator, no 8-byte size header, reported
+  // as heap) when the process runs on Lethe's allocator (lethe_* is the bundled one), else
+  // SQLite's own. When SQLite was initialised before (the embedder uses it too), it keeps its own
+  // and the log says so once. kSqliteOwn: never change it.
+  enum class SqliteAllocator : std::uint8_t { kAuto, kSqliteOwn };
+  SqliteAllocator sqlite_allocator = SqliteAllocator::kAuto;
   // Name of a registered sqlite3_vfs to use instead of the default (fault-injection tests).
   std::string sqlite_vfs_for_testing;
 };

@@ -27,6 +27,7 @@
 #define LETHE_EXPIRATION_TRACKER_H_
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -75,6 +76,15 @@ class ExpirationTracker {
     state.index = static_cast<uint32_t>(newest.size());
     newest.push_back(entry);
     ++size_;
+  }
+
+  // Makes room for `count` tracked entries in every generation, so that Add, Touch and the aging
+  // never allocate while at most `count` entries are tracked (capacity is never given back). Throws
+  // std::bad_alloc, tracking nothing differently, when the memory is refused.
+  void Reserve(size_t count) {
+    for (std::vector<T*>& generation : generations_) {
+      if (generation.capacity() < count) generation.reserve(std::max(count, 2 * generation.capacity()));
+    }
   }
 
   // Stops tracking `entry`; a no-op when it is not tracked. O(1).

@@ -17,21 +17,32 @@
 // first; one that cannot fit even then (cost > max_bytes - referenced bytes) is refused with
 // kOverBudget and evicts nothing.
 // Pressure: moderate ages one generation (ongoing: nothing); critical drops every unreferenced entry.
+// Regret: a URL stored again within regret_window (5 s) of being dropped (expired, evicted, by
+// pressure) is a drop undone: counted with its bytes. The last 64 drops are remembered (by a hash
+// of the URL, in fixed storage: dropping never allocates).
 //
-// Threads: every method from any thread (one mutex); entries are released outside the mutex.
+// Out of memory: Put and SetPlaceholder return kOutOfMemory having changed nothing; lookups and
+// references allocate nothing under the lock; discarding never allocates.
+// TryDropUnreferenced is for the allocator's low-memory callback: it never waits for the lock.
+//
+// Threads: every method from any thread (one lethe::internal::CacheMutex); entries are released
+// outside the mutex.
 // Ownership: the cache owns its entries' EncodedImage through shared_ptr; Get hands out references.
 #ifndef LETHE_IMAGE_CACHE_H_
 #define LETHE_IMAGE_CACHE_H_
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "lethe/cache_mutex.h"
 #include "lethe/clock.h"
 #include "lethe/expiration_tracker.h"
 #include "lethe/image_format.h"
@@ -82,12 +93,13 @@ struct ImageCacheOptions {
   uint32_t generation_count = 2;
   Clock::Duration generation_period = std::chrono::seconds(60);
   uint64_t max_bytes = uint64_t{256} << 20;
+  Clock::Duration regret_window = std::chrono::seconds(5);
 };
 
 enum class ImageCacheOutcome {
   kStored,
   kOverBudget,   // cannot fit without dropping referenced entries
-  kOutOfMemory,  // the allocator refused the copy
+  kOutOfMemory,  // the allocator refused the copy or the cache's bookkeeping; nothing changed
   kInvalid,      // empty bytes, placeholder over kMaxPlaceholderBytes, or unknown URL
 };
 const char* ImageCacheOutcomeName(ImageCacheOutcome outcome);
@@ -101,6 +113,8 @@ struct ImageCacheStats {
   uint64_t over_budget_count = 0;
   uint64_t out_of_memory_count = 0;
   uint64_t freed_by_pressure_bytes = 0;
+  uint64_t regret_count = 0;  // URLs stored again within regret_window of being dropped
+  uint64_t regret_bytes = 0;  // their bytes
 };
 
 class ImageCache {
@@ -126,6 +140,9 @@ class ImageCache {
   uint64_t Tick();
   Clock::TimePoint NextExpiryTime() const;
   uint64_t DropUnreferenced();
+  // DropUnreferenced for the allocator's low-memory callback: never waits. nullopt when the cache
+  // is locked (by this thread or another): nothing freed; the loop's critical dispatch does it.
+  std::optional<uint64_t> TryDropUnreferenced();
   uint64_t OnMemoryPressure(const MemoryPressureEvent& event);
   [[nodiscard]] MemoryPressure::Subscription SubscribeTo(MemoryPressure& pressure);
   [[nodiscard]] MemoryReporter::Registration RegisterReporter(MemoryReporter& reporter);
@@ -137,22 +154,36 @@ class ImageCache {
 
  private:
   struct Entry;
+  // Lookups by string_view, so that finding a URL under the lock allocates nothing.
+  struct UrlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view url) const { return std::hash<std::string_view>{}(url); }
+  };
   using DiscardList = std::vector<std::shared_ptr<const EncodedImage>>;
   enum class DiscardReason { kExpired, kCap, kPressure, kRemoved };
 
   // Caller holds mutex_.
   ImageCacheOutcome Store(std::string_view url, std::shared_ptr<const EncodedImage> image);
+  void RememberDrop(std::string_view url);
+  void CountRegret(std::string_view url, uint64_t cost);
   void Discard(Entry* entry, DiscardReason reason);
   uint64_t DropUnreferencedLocked(DiscardReason reason);
   void Report(MemoryReportCollector& collector) const;
 
   const Clock& clock_;
   const ImageCacheOptions options_;
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
+  mutable internal::CacheMutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<Entry>, UrlHash, std::equal_to<>> entries_;
   ExpirationTracker<Entry> tracker_;  // the unreferenced entries
   DiscardList discarded_;
   DiscardReason aging_reason_ = DiscardReason::kExpired;
+  struct Drop {
+    size_t url_hash = 0;
+    Clock::TimePoint when{};
+    bool valid = false;
+  };
+  std::array<Drop, 64> drops_{};  // a ring of the latest drops
+  size_t next_drop_ = 0;
   uint64_t used_bytes_ = 0;
   uint64_t referenced_bytes_ = 0;
   ImageCacheStats stats_;

@@ -26,10 +26,17 @@
 // Pressure: moderate ages the cache one generation (ongoing: nothing); critical discards every
 // unlocked surface.
 //
-// Re-decodes: each image remembers its last 16 discarded keys until RemoveImage, so that an insert
-// of one of them counts as a re-decode.
+// Re-decodes and regret: each image remembers its last 16 discarded keys (with when and why) until
+// RemoveImage, so that an insert of one of them counts as a re-decode, and as a regret when it comes
+// within regret_window (5 s) of the discard: a discard that was undone almost at once, whose bytes
+// and decode time the counters add up per discard reason, to tune the expiry times against.
 //
-// Threads: every method may be called from any thread (one mutex): decode threads Insert while the
+// Out of memory: every method either completes or, when an allocation fails, changes nothing:
+// Insert returns kOutOfMemory, LockImage throws std::bad_alloc. Discarding never allocates (a
+// surface whose release cannot be deferred is released under the lock instead).
+// TryDiscardUnlocked is for the allocator's low-memory callback: it never waits for the lock.
+//
+// Threads: every method may be called from any thread (one lethe::internal::CacheMutex): decode threads Insert while the
 // main thread looks up, locks and ticks. Surfaces are released outside the mutex: the cache moves
 // discarded references to a list that the calling method drops after unlocking, so a surface's
 // destructor never runs under the cache's lock.
@@ -39,14 +46,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <set>
-#include <unordered_map>
-#include <vector>
+#include <optional>
+#include <string>
 
 #include "lethe/cached_surface.h"
 #include "lethe/clock.h"
-#include "lethe/expiration_tracker.h"
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_reporter.h"
 
@@ -59,6 +63,8 @@ struct SurfaceCacheOptions {
   uint32_t generation_count = 2;
   Clock::Duration generation_period = std::chrono::seconds(10);
   uint64_t max_bytes = DefaultSurfaceCacheMaxBytes();
+  // A re-decode within this time of the discard counts as a regret.
+  Clock::Duration regret_window = std::chrono::seconds(5);
 };
 
 enum class SurfaceInsertOutcome {
@@ -66,19 +72,49 @@ enum class SurfaceInsertOutcome {
   kAlreadyPresent,  // the key is cached already; the new surface was not kept
   kOverBudget,      // cannot fit without discarding locked surfaces; draw uncached
   kInvalid,         // null surface or zero cost
+  kOutOfMemory,     // the cache's bookkeeping could not allocate; nothing changed; draw uncached
 };
 const char* SurfaceInsertOutcomeName(SurfaceInsertOutcome outcome);
 
+// The counters of a SurfaceCache, as one list: the struct fields, ForEachCounter and the memory
+// report (lethe-counters/images/surface-cache/<report name>) are generated from it.
+// X(field, report name, description). All cumulative.
+#define LETHE_SURFACE_CACHE_COUNTERS(X)                                                            \
+  X(hit_count, "hits", "Lookups that found a decoded surface.")                                    \
+  X(miss_count, "misses", "Lookups that found none (a decode follows).")                           \
+  X(insert_count, "inserts", "Surfaces inserted.")                                                 \
+  X(redecode_count, "redecodes", "Inserts of a surface this cache had discarded.")                 \
+  X(redecode_time_ns, "redecode-time-ns", "Decode time spent on those re-decodes, in ns.")         \
+  X(regret_count, "regrets",                                                                       \
+    "Discards undone: re-decodes within the regret window (5 s) of the discard.")                  \
+  X(regret_bytes, "regret-bytes", "Bytes of the surfaces decoded again as regrets (a byte count).") \
+  X(regret_time_ns, "regret-decode-time-ns", "Decode time spent on regretted re-decodes, in ns.")  \
+  X(regret_after_expiry_count, "regrets-after-expiry", "Regrets of surfaces that had expired.")    \
+  X(regret_after_cap_count, "regrets-after-cap", "Regrets of surfaces evicted for the cap.")       \
+  X(regret_after_pressure_count, "regrets-after-pressure",                                         \
+    "Regrets of surfaces discarded by memory pressure.")                                           \
+  X(expired_count, "expired", "Surfaces discarded by expiry.")                                     \
+  X(evicted_for_cap_count, "evicted-for-cap", "Surfaces discarded to stay under the cap.")         \
+  X(discarded_by_pressure_count, "discarded-by-pressure", "Surfaces discarded by memory pressure.") \
+  X(over_budget_count, "over-budget", "Inserts refused: no room without locked surfaces.")         \
+  X(out_of_memory_count, "out-of-memory", "Inserts refused: the bookkeeping could not allocate.")   \
+  X(low_memory_busy_count, "low-memory-busy",                                                      \
+    "Low-memory callbacks that found the cache locked and left it to the loop thread.")           \
+  X(freed_by_pressure_bytes, "freed-by-pressure-bytes",                                            \
+    "Bytes released by memory-pressure events (a byte count, cumulative).")
+
 struct SurfaceCacheStats {
-  uint64_t hit_count = 0;
-  uint64_t miss_count = 0;
-  uint64_t insert_count = 0;
-  uint64_t redecode_count = 0;  // inserts of a key this cache had discarded before
-  uint64_t expired_count = 0;
-  uint64_t evicted_for_cap_count = 0;
-  uint64_t discarded_by_pressure_count = 0;
-  uint64_t over_budget_count = 0;
-  uint64_t freed_by_pressure_bytes = 0;
+#define LETHE_SURFACE_CACHE_COUNTER_FIELD_(field, name, description) uint64_t field = 0;
+  LETHE_SURFACE_CACHE_COUNTERS(LETHE_SURFACE_CACHE_COUNTER_FIELD_)
+#undef LETHE_SURFACE_CACHE_COUNTER_FIELD_
+
+  // Calls visit(report name, description, value) for each counter, in list order.
+  template <typename Visit>
+  void ForEachCounter(Visit&& visit) const {
+#define LETHE_SURFACE_CACHE_COUNTER_VISIT_(field, name, description) visit(name, description, field);
+    LETHE_SURFACE_CACHE_COUNTERS(LETHE_SURFACE_CACHE_COUNTER_VISIT_)
+#undef LETHE_SURFACE_CACHE_COUNTER_VISIT_
+  }
 };
 
 class SurfaceCache {
@@ -94,7 +130,7 @@ class SurfaceCache {
   // nullptr on a miss. A hit on an unlocked surface restarts its expiry window.
   std::shared_ptr<CachedSurface> Lookup(const SurfaceKey& key);
 
-  void LockImage(uint64_t image_id);
+  void LockImage(uint64_t image_id);    // throws std::bad_alloc, changing nothing, when out of memory
   void UnlockImage(uint64_t image_id);  // more unlocks than locks is a caller bug (checked)
   bool IsImageLocked(uint64_t image_id) const;
   // Returns the bytes released.
@@ -104,6 +140,10 @@ class SurfaceCache {
   uint64_t Tick();
   Clock::TimePoint NextExpiryTime() const;
   uint64_t DiscardUnlocked();
+  // DiscardUnlocked for the allocator's low-memory callback: never waits. nullopt when the cache is
+  // locked (by this thread, inside Insert, or by another): nothing was freed, and the caller leaves
+  // the flush to a thread that may wait (the loop's critical dispatch).
+  std::optional<uint64_t> TryDiscardUnlocked();
   uint64_t OnMemoryPressure(const MemoryPressureEvent& event);
 
   [[nodiscard]] MemoryPressure::Subscription SubscribeTo(MemoryPressure& pressure);
@@ -115,47 +155,18 @@ class SurfaceCache {
   size_t surface_count() const;
   SurfaceCacheStats stats() const;
 
+  // Walks every entry and checks the invariants of surface_cache.cc: "" when they hold, else the
+  // first broken one. Also run after every change when LETHE_DEBUG_LEVEL >= 2 (a broken one is a
+  // LETHE_CHECK failure there). O(surfaces).
+  std::string Validate() const;
+  // Skews the used-bytes total, so that tests can see Validate() catch a drift.
+  void SkewUsedBytesForTesting(int64_t delta);
+
+  struct Impl;
+
  private:
-  struct Entry;
-  struct ImageRecord {
-    uint32_t lock_count = 0;
-    std::vector<Entry*> surfaces;             // each entry stores its index here
-    std::vector<SurfaceKey> discarded_keys;   // recent discards, to count re-decodes (bounded)
-  };
-  // Eviction order over unlocked entries (see the top of this file).
-  struct EvictionRank {
-    double ns_per_byte;
-    uint64_t cost_bytes;
-    uint64_t sequence;
-    bool operator<(const EvictionRank& other) const;
-  };
-  using EvictionOrder = std::set<std::pair<EvictionRank, Entry*>>;
-  using DiscardList = std::vector<std::shared_ptr<CachedSurface>>;
-  enum class DiscardReason { kExpired, kCap, kPressure, kRemoved };
-
-  // All below: caller holds mutex_.
-  ImageRecord& Image(uint64_t image_id);
-  void MakeDiscardable(Entry* entry);
-  void MakeUndiscardable(Entry* entry);
-  void Discard(Entry* entry, DiscardReason reason);
-  uint64_t DiscardAllUnlockedLocked(DiscardReason reason);
-  void MaybeForgetImage(uint64_t image_id);
-  bool TakeDiscardedKey(const SurfaceKey& key);
-  void Report(MemoryReportCollector& collector) const;
-
-  const Clock& clock_;
   const SurfaceCacheOptions options_;
-  mutable std::mutex mutex_;
-  std::unordered_map<SurfaceKey, std::unique_ptr<Entry>, SurfaceKeyHash> entries_;
-  std::unordered_map<uint64_t, ImageRecord> images_;
-  EvictionOrder eviction_order_;
-  ExpirationTracker<Entry> tracker_;
-  DiscardList discarded_;  // released by the public method, after unlocking
-  DiscardReason aging_reason_ = DiscardReason::kExpired;  // what the tracker's expiry counts as
-  uint64_t used_bytes_ = 0;
-  uint64_t locked_bytes_ = 0;
-  uint64_t next_sequence_ = 0;
-  SurfaceCacheStats stats_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace lethe

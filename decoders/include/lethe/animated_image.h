@@ -11,8 +11,10 @@
 //
 // Budget: when the stored frames would exceed `frame_budget_bytes` (default 8 MiB, never fewer than
 // 3 frames), the image keeps a copy of the compressed bytes and a window of decoded frames from the
-// one shown onwards, decoding further frames as Compose() advances and dropping those behind. A
-// GIF of thousands of frames thus stays within its budget instead of reaching gigabytes.
+// one shown onwards, decoding further frames as Compose() advances and dropping those behind (a
+// frame's own palette comes and goes with its indices). A GIF of thousands of frames thus plays
+// every frame within its budget plus the window instead of reaching gigabytes; what grows with the
+// frame count is one table entry a frame (about 100 bytes) and the compressed copy.
 //
 // Policies (tested): frames reaching beyond the logical screen are clipped to it; a frame with no
 // palette at all is corrupt (earlier frames kept, the image is marked incomplete); pixel indices
@@ -63,9 +65,13 @@ struct AnimationOptions {
   uint32_t min_window_frames = 3;
 };
 
+class AnimatedImage;
 namespace internal {
 class AnimationState;
-}
+// The state behind an image, for the decoders' own use (a one-frame GIF's Surface is built from
+// the frame Decode() already holds). Requires a non-empty image.
+AnimationState& StateOf(AnimatedImage& image);
+}  // namespace internal
 
 class AnimatedImage {
  public:
@@ -97,6 +103,7 @@ class AnimatedImage {
   void DiscardCanvas();
 
  private:
+  friend internal::AnimationState& internal::StateOf(AnimatedImage& image);
   std::unique_ptr<internal::AnimationState> state_;
 };
 

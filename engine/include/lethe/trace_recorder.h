@@ -9,6 +9,11 @@
 // resolution; the file says the stride in "otherData". Only instant events beyond max_events / 2
 // (a session of pressure storms) make the oldest of them go. Timestamps come from the caller (a
 // Clock), so simulated-time runs produce simulated-time traces.
+//
+// Process and threads: events carry this process's real id (getpid) unless a pid is given, so that
+// two traces opened together in Perfetto (lethe-stress's baseline and Lethe runs, two sessions)
+// stay two processes; and the id of the thread that recorded them (gettid), each thread named in
+// the file by a thread_name record (its pthread name, or the one given to NameThread).
 #ifndef LETHE_TRACE_RECORDER_H_
 #define LETHE_TRACE_RECORDER_H_
 
@@ -27,9 +32,14 @@ class TraceRecorder {
   using Micros = std::chrono::microseconds;
 
   static constexpr size_t kDefaultMaxEvents = 100000;  // about 30 MB at most
+  static constexpr int kThisProcess = 0;  // the pid argument meaning getpid()
 
-  explicit TraceRecorder(std::string process_name, int pid = 1,
+  explicit TraceRecorder(std::string process_name, int pid = kThisProcess,
                          size_t max_events = kDefaultMaxEvents);
+
+  // Names the calling thread in the trace ("loop", "decode-1"), over its pthread name.
+  void NameThread(const std::string& name);
+  int pid() const { return pid_; }
 
   // One sample of a counter track: each (series, value) pair is a series of `name` (stacked in
   // chrome://tracing, so put unrelated quantities under different names).
@@ -55,10 +65,13 @@ class TraceRecorder {
     char phase;  // 'C' counter, 'i' instant
     std::string name;
     int64_t timestamp_us;
+    int tid;
     std::vector<std::pair<std::string, int64_t>> counters;
     std::vector<std::pair<std::string, std::string>> args;
   };
   static size_t BytesOf(const Event& event);
+  // Caller holds mutex_. The calling thread's id, named in thread_names_ on its first event.
+  int RecordingThread();
   // Caller holds mutex_, and has thinned if max_events_ were held. Appends `event`.
   void Add(Event event);
   // Caller holds mutex_. Keeps every other sample of each counter track (the first included), then,
@@ -73,6 +86,7 @@ class TraceRecorder {
   size_t bytes_ = 0;           // sum of BytesOf(events_), guarded by mutex_
   uint64_t counter_stride_ = 1;  // guarded by mutex_
   std::unordered_map<std::string, uint64_t> counter_samples_offered_;  // per track; guarded by mutex_
+  std::unordered_map<int, std::string> thread_names_;  // by tid, every thread that recorded; mutex_
 };
 
 }  // namespace lethe

@@ -2,7 +2,8 @@
 // it with LD_PRELOAD). Prints one line of "key=value" results. Driven by run_alloc_bench.py.
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
-//        pagemap LIVE_RUNS
+//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding | xthread small|surfaces |
+//        pairs N
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -24,16 +25,38 @@
 //           RSS growth per object minus its requested size.
 //  pagemap  LIVE_RUNS large blocks (16-48 KiB, untouched), every other one freed again; then
 //           400,000 steps of two allocations and two frees. Reports ns per alloc+free.
+//  appends exact|doubling  64 buffers live at once, each grown by appends of 1-32 B (one in 64:
+//           256 B-4 KiB, written) up to a log-uniform target of 64 B-1 MiB, then freed and
+//           started again; 3*10^6 appends. exact: realloc to exactly the new length at every
+//           append; doubling: capacity doubled when full. Reports time, peak RSS, page faults, and
+//           the reallocs that moved a buffer with the bytes they copied.
+//  bigbuf   decoded-image-like buffers of 1-16 MiB (log-uniform), allocated, written in full
+//           and freed, up to 4 live at once, 400 of them. Reports time, peak RSS, page faults
+//           per MiB allocated.
+//  rounding 3000 large blocks of 16 KiB-1 MiB (log-uniform), only the requested bytes written:
+//           RSS growth against the requested and the usable bytes (what class rounding costs).
+//  xthread small|surfaces  producer/consumer: one thread allocates blocks and passes them in
+//           batches of 256 to a second thread that frees them. small: 4*10^6 blocks of 16 B-4 KiB
+//           (mostly <= 512 B); surfaces: 2*10^4 blocks of 16 KiB-4 MiB (log-uniform, first and
+//           last byte written), as decoded images go from decode threads to the main thread.
+//           Reports Mops/s and page faults (run_alloc_bench.py counts futex and madvise calls
+//           with strace in a separate run).
+//  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
+//           instructions per pair with callgrind (Ir of pairs 2N minus Ir of pairs N, over N).
+// Every mode also prints minflt: minor page faults of the measured part (churn, mt, realloc, slop
+// and pagemap: of the whole process).
 // ALLOC_WORKLOAD_STATS=1: churn (after its loads) and slop (after its figures) also print the
 // allocator's own view with malloc_stats (for Lethe: classes, dirty pages, the huge cache).
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -79,6 +102,17 @@ long StatusKb(const char* key) {
 }
 long RssKb() { return StatusKb("VmRSS"); }
 long PeakRssKb() { return StatusKb("VmHWM"); }
+long MinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+// Log-uniform in [low, high].
+size_t LogUniform(Random& random, size_t low, size_t high) {
+  double span = std::log(static_cast<double>(high) / static_cast<double>(low));
+  double unit = static_cast<double>(random.Next() >> 11) / 9007199254740992.0;
+  return static_cast<size_t>(static_cast<double>(low) * std::exp(span * unit));
+}
 
 void Touch(void* block, size_t size, unsigned char value) { std::memset(block, value, size); }
 
@@ -201,9 +235,9 @@ struct Churn {
       for (Object& object : objects) Drop(object);
     }
     long idle_kb = RssKb();
-    std::printf("load_ms=%.1f peak_rss_kb=%ld idle_rss_kb=%ld live_kb=%zu loads=%llu\n", load_ms,
-                peak_kb, idle_kb, live_bytes / 1024,
-                static_cast<unsigned long long>(load_index));
+    std::printf("load_ms=%.1f peak_rss_kb=%ld idle_rss_kb=%ld live_kb=%zu loads=%llu minflt=%ld\n",
+                load_ms, peak_kb, idle_kb, live_bytes / 1024,
+                static_cast<unsigned long long>(load_index), MinorFaults());
     CloseAll();
   }
 };
@@ -309,7 +343,7 @@ void RunThroughput(int threads) {
     for (auto& slot : inbox.slots) std::free(slot.load());
   }
   double mops = static_cast<double>(kOps) * threads / elapsed / 1000.0;
-  std::printf("threads=%d ms=%.1f mops=%.2f\n", threads, elapsed, mops);
+  std::printf("threads=%d ms=%.1f mops=%.2f minflt=%ld\n", threads, elapsed, mops, MinorFaults());
 }
 
 // ---- realloc growth ----------------------------------------------------------------------------
@@ -341,8 +375,8 @@ void RunRealloc() {
     std::free(buffer);
   }
   double doubling_ms = NowMs() - start;
-  std::printf("exact_ms=%.1f exact_peak_kb=%ld doubling_ms=%.1f peak_kb=%ld\n", exact_ms,
-              exact_peak, doubling_ms, PeakRssKb());
+  std::printf("exact_ms=%.1f exact_peak_kb=%ld doubling_ms=%.1f peak_kb=%ld minflt=%ld\n", exact_ms,
+              exact_peak, doubling_ms, PeakRssKb(), MinorFaults());
 }
 
 // ---- slop and RSS per object -------------------------------------------------------------------
@@ -361,10 +395,11 @@ void RunSlop() {
   }
   long after = RssKb();
   double rss_bytes = static_cast<double>(after - before) * 1024.0;
-  std::printf("slop_pct=%.2f overhead_per_object=%.1f requested_kb=%zu rss_growth_kb=%ld\n",
+  std::printf("slop_pct=%.2f overhead_per_object=%.1f requested_kb=%zu rss_growth_kb=%ld"
+              " minflt=%ld\n",
               100.0 * static_cast<double>(usable - requested) / static_cast<double>(requested),
               (rss_bytes - static_cast<double>(requested)) / kCount, requested / 1024,
-              after - before);
+              after - before, MinorFaults());
   if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // the allocator's view
   for (void* block : blocks) std::free(block);
 }
@@ -393,8 +428,181 @@ void RunPageMap(size_t live_runs) {
     std::free(second);
   }
   double elapsed = NowMs() - start;
-  std::printf("live=%zu ns_per_op=%.1f\n", live_runs, elapsed * 1e6 / kOps / 2);
+  std::printf("live=%zu ns_per_op=%.1f minflt=%ld\n", live_runs, elapsed * 1e6 / kOps / 2,
+              MinorFaults());
   for (void* block : live) std::free(block);
+}
+
+// ---- appends: buffers grown a few bytes at a time ---------------------------------------------
+void RunAppends(bool exact) {
+  constexpr size_t kBuffers = 64;
+  constexpr long kAppends = 3000000;
+  struct Buffer {
+    char* data = nullptr;
+    size_t length = 0;
+    size_t capacity = 0;
+    size_t target = 0;
+  };
+  Random random(17);
+  std::vector<Buffer> buffers(kBuffers);
+  for (Buffer& buffer : buffers) buffer.target = LogUniform(random, 64, 1 << 20);
+  long faults = MinorFaults();
+  long moves = 0;  // reallocs that moved the buffer, and the bytes they copied
+  size_t moved_bytes = 0;
+  double start = NowMs();
+  for (long step = 0; step < kAppends; ++step) {
+    Buffer& buffer = buffers[random.Below(kBuffers)];
+    size_t add = random.Below(64) == 0 ? random.Between(256, 4096) : random.Between(1, 32);
+    size_t length = buffer.length + add;
+    if (length > buffer.capacity) {
+      size_t capacity = exact ? length : std::max(length, buffer.capacity * 2);
+      char* data = static_cast<char*>(std::realloc(buffer.data, capacity));
+      if (data == nullptr) std::abort();
+      if (data != buffer.data && buffer.data != nullptr) {
+        ++moves;
+        moved_bytes += buffer.length;
+      }
+      buffer.data = data;
+      buffer.capacity = capacity;
+    }
+    std::memset(buffer.data + buffer.length, static_cast<int>(step), add);
+    buffer.length = length;
+    if (buffer.length >= buffer.target) {
+      std::free(buffer.data);
+      buffer = Buffer{};
+      buffer.target = LogUniform(random, 64, 1 << 20);
+    }
+  }
+  double elapsed = NowMs() - start;
+  faults = MinorFaults() - faults;
+  for (Buffer& buffer : buffers) std::free(buffer.data);
+  std::printf("ms=%.1f peak_kb=%ld minflt=%ld moves=%ld moved_kb=%zu\n", elapsed, PeakRssKb(),
+              faults, moves, moved_bytes / 1024);
+}
+
+// ---- big buffers: decoded images allocated, written in full, freed -----------------------------
+void RunBigBuffers() {
+  constexpr int kBuffers = 400;
+  constexpr size_t kLive = 4;
+  Random random(23);
+  std::vector<std::pair<void*, size_t>> live;
+  size_t allocated = 0;
+  long faults = MinorFaults();
+  double start = NowMs();
+  for (int i = 0; i < kBuffers; ++i) {
+    if (live.size() == kLive) {
+      size_t victim = random.Below(kLive);
+      std::free(live[victim].first);
+      live.erase(live.begin() + static_cast<long>(victim));
+    }
+    size_t size = LogUniform(random, 1 << 20, 16 << 20);
+    void* block = std::malloc(size);
+    if (block == nullptr) std::abort();
+    Touch(block, size, static_cast<unsigned char>(i));
+    allocated += size;
+    live.emplace_back(block, size);
+  }
+  double elapsed = NowMs() - start;
+  faults = MinorFaults() - faults;
+  for (auto& [block, size] : live) std::free(block);
+  std::printf("ms=%.1f peak_kb=%ld minflt=%ld faults_per_mib=%.1f\n", elapsed, PeakRssKb(),
+              faults, static_cast<double>(faults) / (static_cast<double>(allocated) / (1 << 20)));
+}
+
+// ---- rounding: what large size classes cost in RSS ---------------------------------------------
+void RunRounding() {
+  constexpr size_t kBlocks = 3000;
+  Random random(29);
+  std::vector<void*> blocks(kBlocks);
+  size_t requested = 0, usable = 0;
+  long before = RssKb();
+  long faults = MinorFaults();
+  for (void*& block : blocks) {
+    size_t size = LogUniform(random, 16 << 10, 1 << 20);
+    block = std::malloc(size);
+    if (block == nullptr) std::abort();
+    Touch(block, size, 1);
+    requested += size;
+    usable += malloc_usable_size(block);
+  }
+  long growth = RssKb() - before;
+  faults = MinorFaults() - faults;
+  std::printf("requested_kb=%zu usable_kb=%zu rss_growth_kb=%ld rss_over_requested_pct=%.2f"
+              " usable_over_requested_pct=%.2f minflt=%ld\n",
+              requested / 1024, usable / 1024, growth,
+              100.0 * (static_cast<double>(growth) * 1024 - static_cast<double>(requested)) /
+                  static_cast<double>(requested),
+              100.0 * static_cast<double>(usable - requested) / static_cast<double>(requested),
+              faults);
+  for (void* block : blocks) std::free(block);
+}
+
+// ---- cross-thread frees: one producer, one consumer --------------------------------------------
+// The producer hands its blocks over in batches of kBatch (a decode thread handing surfaces to
+// the main thread, many per wake-up) through a ring of kQueued slots; a side that finds its slot
+// not ready yields the CPU. The hand-over makes no system call of its own, so the futex calls
+// strace counts in a run are the allocator's.
+void RunCrossThread(bool surfaces) {
+  const long kBlocks = surfaces ? 20000 : 4000000;
+  constexpr size_t kBatch = 256;
+  constexpr size_t kQueued = 8;
+  struct Batch {
+    size_t count = 0;
+    void* blocks[kBatch];
+  };
+  std::atomic<Batch*> ring[kQueued];
+  for (auto& slot : ring) slot.store(nullptr);
+  const long kBatches = (kBlocks + static_cast<long>(kBatch) - 1) / static_cast<long>(kBatch);
+  long faults = MinorFaults();
+  double start = NowMs();
+  std::thread consumer([&ring, kBatches] {
+    for (long i = 0; i < kBatches; ++i) {
+      std::atomic<Batch*>& slot = ring[static_cast<size_t>(i) % kQueued];
+      Batch* batch;
+      while ((batch = slot.exchange(nullptr, std::memory_order_acquire)) == nullptr) {
+        std::this_thread::yield();
+      }
+      for (size_t j = 0; j < batch->count; ++j) std::free(batch->blocks[j]);
+      delete batch;
+    }
+  });
+  Random random(31);
+  Batch* batch = new Batch;
+  long handed = 0;
+  for (long i = 0; i < kBlocks; ++i) {
+    size_t size = surfaces ? LogUniform(random, 16 << 10, 4 << 20)
+                  : random.Below(16) == 0 ? random.Between(1025, 4096) : random.Between(16, 512);
+    auto* block = static_cast<char*>(std::malloc(size));
+    if (block == nullptr) std::abort();
+    block[0] = static_cast<char>(i);
+    if (surfaces) block[size - 1] = 1;
+    batch->blocks[batch->count++] = block;
+    if (batch->count == kBatch || i + 1 == kBlocks) {
+      std::atomic<Batch*>& slot = ring[static_cast<size_t>(handed++) % kQueued];
+      while (slot.load(std::memory_order_relaxed) != nullptr) std::this_thread::yield();
+      slot.store(batch, std::memory_order_release);
+      if (i + 1 < kBlocks) batch = new Batch;
+    }
+  }
+  consumer.join();
+  double elapsed = NowMs() - start;
+  std::printf("ms=%.1f mops=%.4f minflt=%ld peak_kb=%ld\n", elapsed,
+              static_cast<double>(kBlocks) / elapsed / 1000.0, MinorFaults() - faults,
+              PeakRssKb());
+}
+
+// ---- malloc/free pairs: the fast paths, for instruction counts -------------------------------
+void RunPairs(long pairs) {
+  Random random(37);
+  void* slots[64] = {};
+  for (long i = 0; i < pairs; ++i) {
+    void*& slot = slots[random.Below(64)];
+    std::free(slot);
+    slot = std::malloc(random.Between(16, 512));
+    asm volatile("" : : "r"(slot) : "memory");
+  }
+  for (void* slot : slots) std::free(slot);
+  std::printf("pairs=%ld minflt=%ld\n", pairs, MinorFaults());
 }
 
 }  // namespace
@@ -414,12 +622,26 @@ int main(int argc, char** argv) {
     RunSlop();
   } else if (mode == "pagemap" && argc > 2) {
     RunPageMap(static_cast<size_t>(std::atol(argv[2])));
+  } else if (mode == "appends" && argc > 2 &&
+             (std::strcmp(argv[2], "exact") == 0 || std::strcmp(argv[2], "doubling") == 0)) {
+    RunAppends(std::strcmp(argv[2], "exact") == 0);
+  } else if (mode == "pairs" && argc > 2 && std::atol(argv[2]) > 0) {
+    RunPairs(std::atol(argv[2]));
+  } else if (mode == "bigbuf") {
+    RunBigBuffers();
+  } else if (mode == "rounding") {
+    RunRounding();
+  } else if (mode == "xthread" && argc > 2 &&
+             (std::strcmp(argv[2], "small") == 0 || std::strcmp(argv[2], "surfaces") == 0)) {
+    RunCrossThread(std::strcmp(argv[2], "surfaces") == 0);
   } else {
-    std::fprintf(stderr,
+    const bool help = mode == "--help" || mode == "-h";
+    std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
-                 " pagemap LIVE_RUNS\n",
+                 " pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding |"
+                 " xthread small|surfaces | pairs N\n",
                  argv[0], Churn::kCycles * Churn::kPages);
-    return 2;
+    return help ? 0 : 2;
   }
   return 0;
 }

@@ -5,11 +5,13 @@ settings), interleaved (every repetition runs every allocator once, in a rotatin
 prints the median of each figure and its ratio to the best of the four peers.
 
 usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/liblethe-malloc.so
-                          [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000]
-                          [--raw FILE.json]
+                          [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
+                                             appends_exact,appends_doubling,bigbuf,rounding,xthread,
+                                             xthread_surfaces]
+                          [--raw FILE.json] [--syscalls]
 
 Each row shows the medians, the ratio Lethe / best peer, the target of issue 3 for that ratio
-(when it has one) and whether it was met, and the spread of the repetitions (the largest
+(when it has one: issue 3's, and issue 15's for appends and xthread) and whether it was met, and the spread of the repetitions (the largest
 (max - min) / median over the five allocators): a time figure with a spread of 30% on a loaded
 machine says little. The machine's CPU count and load average are printed with the table.
 The short workloads (mt1, mt2, the page map: tens of milliseconds each) run SHORT_RUNS times per
@@ -43,7 +45,22 @@ WORKLOADS = {
     "slop": (["slop"], [("slop_pct", "%", True), ("overhead_per_object", "B", True)]),
     "pagemap100": (["pagemap", "100"], [("ns_per_op", "ns", True)]),
     "pagemap100000": (["pagemap", "100000"], [("ns_per_op", "ns", True)]),
+    "appends_exact": (["appends", "exact"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                             ("minflt", "faults", True)]),
+    "appends_doubling": (["appends", "doubling"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                                   ("minflt", "faults", True)]),
+    "bigbuf": (["bigbuf"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                            ("faults_per_mib", "faults/MiB", True)]),
+    "rounding": (["rounding"], [("rss_over_requested_pct", "%", True),
+                                ("usable_over_requested_pct", "%", True)]),
+    "xthread": (["xthread", "small"], [("mops", "Mops/s", False), ("minflt", "faults", True)]),
+    "xthread_surfaces": (["xthread", "surfaces"], [("mops", "Mops/s", False),
+                                                   ("minflt", "faults", True)]),
 }
+# Workloads whose system calls --syscalls counts (strace -f -c, one extra run per allocator, not
+# timed: strace slows every call down).
+SYSCALL_WORKLOADS = ("xthread", "xthread_surfaces", "mt2")
+TRACED_CALLS = ("futex", "madvise", "process_madvise", "munmap", "mmap")
 
 
 # (workload, figure) -> (comparison, bound): the targets of issue 3, as ratios Lethe / best peer.
@@ -56,6 +73,11 @@ TARGETS = {
     ("realloc", "exact_ms"): ("<=", 1.0),
     ("slop", "slop_pct"): ("<=", 1.0),
     ("slop", "overhead_per_object"): ("<=", 1.0),
+    # issue 15
+    ("appends_exact", "ms"): ("<=", 1.0),
+    ("appends_doubling", "ms"): ("<=", 1.0),
+    ("xthread", "mops"): (">=", 1.0),
+    ("xthread_surfaces", "mops"): (">=", 1.0),
 }
 PAGEMAP_TARGET = 1.2  # Lethe's own ns/op with 10^5 live runs over 10^2
 SHORT_WORKLOADS = ("mt1", "mt2", "pagemap100", "pagemap100000")
@@ -105,6 +127,30 @@ def run(workload_path, arguments, library):
             (item.split("=") for item in proc.stdout.split())}
 
 
+def count_syscalls(workload_path, arguments, library):
+    """Calls of TRACED_CALLS made by one run, from strace -f -c (all threads)."""
+    env = dict(os.environ)
+    env.pop("LETHE_OPTIONS", None)
+    env.pop("LD_PRELOAD", None)
+    trace = "/tmp/lethe-alloc-bench-strace.%d" % os.getpid()
+    command = ["strace", "-f", "-c", "-o", trace, "-e", "trace=" + ",".join(TRACED_CALLS)]
+    if library:
+        command += ["-E", "LD_PRELOAD=" + library]
+    proc = subprocess.run(command + [workload_path] + arguments, env=env, capture_output=True,
+                          text=True, timeout=1200)
+    if proc.returncode != 0:
+        raise SystemExit("strace %s under %s failed: %s" % (arguments, library, proc.stderr[-500:]))
+    counts = {call: 0 for call in TRACED_CALLS}
+    with open(trace) as f:
+        for line in f:
+            fields = line.split()
+            # "% time seconds usecs/call calls [errors] syscall"
+            if fields and fields[-1] in counts and len(fields) >= 5:
+                counts[fields[-1]] = int(fields[3])
+    os.unlink(trace)
+    return counts
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--workload", required=True)
@@ -112,6 +158,9 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--only", default=",".join(WORKLOADS))
     parser.add_argument("--raw", help="also write every sample to this JSON file")
+    parser.add_argument("--syscalls", action="store_true",
+                        help="also count %s per run of %s with strace (one untimed run each)" %
+                        ("/".join(TRACED_CALLS), "/".join(SYSCALL_WORKLOADS)))
     args = parser.parse_args()
     started = machine_line()
     allocators = PEERS + [("lethe", os.path.abspath(args.lethe))]
@@ -156,6 +205,17 @@ def main():
             print("%-14s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
                   "".join("%11.1f" % row[n] for n in names) + "%8.2f  " % ratio +
                   verdict(ratio, TARGETS.get((workload, figure))) + "%6.0f%%" % (100 * spread))
+    if args.syscalls:
+        print("System calls per run (strace -f -c, one untimed run per allocator):")
+        print("%-14s %-24s" % ("workload", "call") + "".join("%11s" % n for n in names))
+        for workload in chosen:
+            if workload not in SYSCALL_WORKLOADS:
+                continue
+            counts = {n: count_syscalls(args.workload, WORKLOADS[workload][0], library)
+                      for n, library in allocators}
+            for call in TRACED_CALLS:
+                print("%-14s %-24s" % (workload, call) +
+                      "".join("%11d" % counts[n][call] for n in names))
     if ("pagemap100", "ns_per_op") in medians and ("pagemap100000", "ns_per_op") in medians:
         costs = {n: medians[("pagemap100000", "ns_per_op")][n] /
                  medians[("pagemap100", "ns_per_op")][n] for n in names}

@@ -305,6 +305,11 @@ void FirefoxComparison(const std::filesystem::path& dir) {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: lethe-bench-decode [--corpus DIR] [--repeat N]\n"
+    "  Decodes the corpus with Lethe and with raw libpng, libjpeg-turbo and giflib, side by side,\n"
+    "  and prints the time ratios; then animated GIFs' memory, paletted vs 32 bpp and Firefox.\n";
+
 int main(int argc, char** argv) {
   std::filesystem::path corpus = LETHE_CORPUS_DIR;
   int repeat = 7;
@@ -314,8 +319,11 @@ int main(int argc, char** argv) {
       corpus = argv[++i];
     } else if (argument == "--repeat" && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (argument == "--help" || argument == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
     } else {
-      std::fprintf(stderr, "usage: lethe-bench-decode [--corpus DIR] [--repeat N]\n");
+      std::fputs(kUsage, stderr);
       return 2;
     }
   }

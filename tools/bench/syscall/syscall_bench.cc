@@ -51,6 +51,7 @@ struct Args {
   // child mode
   std::string child_mode;  // "disk" or "naive"
   int loads = 0;
+  bool help = false;  // --help: the usage went to stdout
 };
 
 bool ParseArgs(int argc, char** argv, Args* args) {
@@ -66,7 +67,8 @@ bool ParseArgs(int argc, char** argv, Args* args) {
     else if (flag == "--loads" && (v = value())) args->loads = std::atoi(v);
     else if (flag == "--mmap-bytes" && (v = value())) args->mmap_bytes = std::atoll(v);
     else {
-      std::fprintf(stderr,
+      args->help = flag == "--help" || flag == "-h";
+      std::fprintf(args->help ? stdout : stderr,
                    "usage: %s [--count N] [--dir DIR] [--corpus DIR] [--seed S] [--mmap-bytes B]\n"
                    "  loads N cached images through DiskCache and through one file per entry,\n"
                    "  counts system calls per load with strace -f -c, prints `ratio: X`\n",
@@ -360,7 +362,7 @@ void PrintBreakdown(const char* name, const Count& base, const Count& loaded, in
 
 int main(int argc, char** argv) {
   Args args;
-  if (!ParseArgs(argc, argv, &args)) return 2;
+  if (!ParseArgs(argc, argv, &args)) return args.help ? 0 : 2;
   if (!args.child_mode.empty()) return RunChild(args);
 
   bool own_dir = args.dir.empty();
