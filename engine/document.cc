@@ -64,7 +64,7 @@ size_t Document::MemoryBytes() const {
   for (const DocumentImage& image : images_) bytes += image.url.capacity();
   for (const PageTextItem& text : texts_) bytes += text.text.capacity();
   for (const std::string& error : broken_images_) bytes += sizeof(error) + error.capacity();
-  if (html_ != nullptr) bytes += html_->MemoryBytes();
+  if (html_ != nullptr) bytes += html_->MemoryBytes() + html_->DomBytes();
   return bytes;
 }
 

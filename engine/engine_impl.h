@@ -77,6 +77,7 @@ class EngineImpl final : private HtmlImagePainter {
   ImageCache& images() { return images_; }
   BfCache& bfcache() { return bfcache_; }
   PressureMonitor* monitor() { return monitor_.get(); }
+  HtmlServices& html() { return html_; }
 
  private:
   EngineOptions options_;

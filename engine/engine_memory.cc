@@ -93,11 +93,28 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
                       "Decoded surfaces the SurfaceCache refused (over its cap), drawn once.");
   uint64_t documents = 0;
   for (const auto& [id, window] : windows_) {
-    if (window->document() != nullptr) documents += window->document()->MemoryBytes();
+    const Document* document = window->document();
+    if (document == nullptr) continue;
+    const uint64_t dom = document->html() != nullptr ? document->html()->DomBytes() : 0;
+    documents += document->MemoryBytes() - dom;
+    if (document->html() == nullptr) continue;
+    collector.HeapBytes("window(" + EscapePathSegment(document->url()) + ")/dom", dom,
+                        "The page's DOM, style and layout: litehtml's objects, counted exactly by "
+                        "the page's own allocator arena.");
   }
   collector.HeapBytes("engine/documents", documents,
-                      "The documents the windows show: layout, URLs and text (the documents left "
-                      "behind are under bfcache).");
+                      "The documents the windows show: layout, URLs and text; an HTML page's DOM "
+                      "is under window(url) (the documents left behind are under bfcache).");
+  const std::vector<HtmlServices::Ghost>& ghosts = html_.Ghosts();
+  for (const HtmlServices::Ghost& ghost : ghosts) {
+    collector.HeapBytes("ghost-windows/window(" + EscapePathSegment(ghost.url) + ")/dom",
+                        ghost.bytes,
+                        "A closed page whose arena still holds bytes after the engine let go of "
+                        "it: something keeps its DOM alive.");
+  }
+  collector.Add({"ghost-windows", ReportKind::kOther, ReportUnits::kCount,
+                 static_cast<int64_t>(ghosts.size()),
+                 "Closed pages whose arenas still hold bytes (see explicit/ghost-windows)."});
   collector.HeapBytes("engine/trace", trace_ != nullptr ? trace_->MemoryBytes() : 0,
                       "The memory trace's events, held until it is written (bounded by "
                       "trace_max_events).");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "image_store.h"
@@ -55,8 +56,8 @@ std::optional<FontFamily> FamilyFor(const std::string& name) {
 
 }  // namespace
 
-HtmlContainer::HtmlContainer(HtmlServices& services, std::string url)
-    : services_(services), url_(std::move(url)), base_(url_) {}
+HtmlContainer::HtmlContainer(HtmlServices& services, std::string url, bool detached)
+    : services_(services), detached_(detached), url_(std::move(url)), base_(url_) {}
 
 HtmlContainer::~HtmlContainer() {
   for (const auto& [url, id] : image_ids_) {
@@ -118,7 +119,12 @@ litehtml::uint_ptr HtmlContainer::create_font(const char* face_name, int size, i
     }
     names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
   }
-  font->metrics = services_.text.Metrics(font->style);
+  if (detached_) {
+    font->metrics = {font->style.size * 3 / 4, font->style.size / 4, font->style.size};
+  } else {
+    ArenaScope engine(LETHE_ARENA_NONE);  // faces and glyph tables are the FontCache's
+    font->metrics = services_.text.Metrics(font->style);
+  }
   if (fm != nullptr) {
     fm->ascent = font->metrics.ascent;
     fm->descent = font->metrics.descent;
@@ -141,6 +147,8 @@ const HtmlFont* HtmlContainer::Font(litehtml::uint_ptr font) const {
 int HtmlContainer::text_width(const char* text, litehtml::uint_ptr font) {
   const HtmlFont* html_font = Font(font);
   if (html_font == nullptr || text == nullptr) return 0;
+  if (detached_) return static_cast<int>(std::strlen(text)) * html_font->style.size / 2;
+  ArenaScope engine(LETHE_ARENA_NONE);  // shaped words are the ShapedWordCache's
   return services_.text.Width(html_font->style, text);
 }
 
@@ -151,6 +159,7 @@ void HtmlContainer::draw_text(litehtml::uint_ptr, const char* text, litehtml::ui
   const LayoutRect clip = Clip();
   if (!RectOf(pos).Intersects(clip)) return;
   const int baseline = pos.y + pos.height - html_font->metrics.descent;
+  ArenaScope engine(LETHE_ARENA_NONE);
   services_.text.DrawWord(*target_, html_font->style, text, pos.x, baseline, Argb(color), clip);
   const int thickness = std::max(1, html_font->style.size / 16);
   if (html_font->decoration & litehtml::font_decoration_underline) {
@@ -196,10 +205,13 @@ const ImageRecord* HtmlContainer::Image(const std::string& url) {
   }
   std::string error;
   const ImageRecord* record = nullptr;
-  if (image_ids_.size() >= services_.limits.max_image_count) {
+  if (detached_) {
+    error = "not loaded";
+  } else if (image_ids_.size() >= services_.limits.max_image_count) {
     error = url + ": more than " + std::to_string(services_.limits.max_image_count) +
             " images on the page";
   } else {
+    ArenaScope engine(LETHE_ARENA_NONE);  // compressed bytes and records are the caches'
     record = services_.store.Acquire(url, &error);
   }
   image_ids_.emplace(url, record != nullptr ? record->id : 0);
@@ -247,6 +259,8 @@ void HtmlContainer::PlaceImage(const std::string& url, const LayoutRect& area,
         images_->size() >= services_.limits.max_image_placement_count) {
       return;
     }
+    const ImageRecord* record = Image(url);
+    ArenaScope engine(LETHE_ARENA_NONE);  // the Document's list, not the DOM
     DocumentImage image;
     image.url = url;
     image.tile = tile;
@@ -257,14 +271,15 @@ void HtmlContainer::PlaceImage(const std::string& url, const LayoutRect& area,
     if (repeat_x) covered.x = area.x, covered.width = area.width;
     if (repeat_y) covered.y = area.y, covered.height = area.height;
     image.rect = Intersect(area, covered);
-    if (const ImageRecord* record = Image(url)) {
+    if (record != nullptr) {
       image.image_id = record->id;
       image.natural_width = record->header.width;
       image.natural_height = record->header.height;
       image.frame_count = record->header.frame_count;
     }
-    placements_.emplace(key, images_->size());
     images_->push_back(std::move(image));
+    ArenaScope page(engine.previous());
+    placements_.emplace(key, images_->size() - 1);
     return;
   }
   if (mode_ != Mode::kPaint) return;
@@ -283,6 +298,7 @@ void HtmlContainer::PaintTiles(DocumentImage& image, const LayoutRect& area, con
   if (image.repeat_y) y0 = clip.y - (((clip.y - tile.y) % tile.height) + tile.height) % tile.height;
   const int x1 = image.repeat_x ? clip.x + clip.width : x0 + 1;
   const int y1 = image.repeat_y ? clip.y + clip.height : y0 + 1;
+  ArenaScope engine(LETHE_ARENA_NONE);  // decodes and surfaces are the caches'
   for (int y = y0; y < y1; y += tile.height) {
     for (int x = x0; x < x1; x += tile.width) {
       painter_->PaintImage(image, {x, y, tile.width, tile.height}, clip);
@@ -399,6 +415,7 @@ void HtmlContainer::import_css(litehtml::tstring& text, const litehtml::tstring&
   const UrlKind kind = KindOf(path);
   std::string why;
   std::vector<uint8_t> bytes;
+  ArenaScope engine(LETHE_ARENA_NONE);  // the file's bytes are read outside; the text goes in below
   if (kind == UrlKind::kRemote || kind == UrlKind::kData) {
     why = "not a local file";
   } else if (stylesheet_count_ >= services_.limits.max_stylesheet_count) {
@@ -413,6 +430,7 @@ void HtmlContainer::import_css(litehtml::tstring& text, const litehtml::tstring&
     if (services_.log) services_.log(url_ + ": stylesheet " + path + ": " + why);
     return;
   }
+  ArenaScope page(engine.previous());
   text.assign(bytes.begin(), bytes.end());
   baseurl = path;  // url() in the stylesheet is relative to it
 }

@@ -33,7 +33,9 @@ struct HtmlFont {
 
 class HtmlContainer final : public litehtml::document_container {
  public:
-  HtmlContainer(HtmlServices& services, std::string url);
+  // `detached`: measures text by its length and loads no image, touching no cache (the parser's
+  // warm-up, html_page.cc).
+  HtmlContainer(HtmlServices& services, std::string url, bool detached = false);
   ~HtmlContainer();
 
   void BeginRecord(std::vector<DocumentImage>* images);
@@ -97,6 +99,7 @@ class HtmlContainer final : public litehtml::document_container {
   void FillBox(const LayoutRect& rect, uint32_t color);
 
   HtmlServices& services_;
+  const bool detached_;
   std::string url_;
   std::string base_;
   std::string title_;

@@ -75,15 +75,88 @@ HtmlServices::HtmlServices(ImageStore& store_in, TextPainter& text_in, HtmlLimit
       log(std::move(log_in)),
       context_(std::make_unique<litehtml::context>()) {
   context_->load_master_stylesheet(kUserAgentCss);
+  WarmUp();
+}
+
+// litehtml keeps function-level statics (tables of names, parsed defaults) that it makes on first
+// use and never frees: made while a page's arena is bound, they would stay in it for good and
+// make the page a ghost. One page of every common construct, parsed and laid out here, with no
+// arena bound, makes them on the process heap.
+void HtmlServices::WarmUp() {
+  static constexpr char kWarmUpPage[] =
+      "<!DOCTYPE html><html><head><title>t</title><style>"
+      "body { margin: 0; font: italic bold 12px/1.5 serif; color: #123; }"
+      "div.a > p + ul li:first-child, #b:hover { float: left; clear: both; position: relative;"
+      " display: inline-block; border: 1px dashed rgba(1,2,3,0.5); border-radius: 2px;"
+      " padding: 1em 2% 3px 4pt; margin: auto; width: 50%; min-height: 10px; max-width: 90%;"
+      " background: #fff no-repeat right top; background-size: cover;"
+      " text-align: center; text-decoration: underline; text-transform: uppercase;"
+      " white-space: nowrap; vertical-align: middle; overflow: hidden; z-index: 1;"
+      " list-style: square inside; line-height: 2; visibility: visible; cursor: pointer; }"
+      "@media screen and (max-width: 800px) { p { font-size: 1.2em; } }"
+      "</style></head><body><div class=a id=b><p>a <b>b</b> <i>c</i> <a href=x>d</a><br>"
+      "<span>e</span></p><ul><li>f</li></ul><ol><li>g</li></ol><table><tr><th>h</th><td>i</td>"
+      "</tr></table><pre>j</pre><h1>k</h1><h2>l</h2><h3>m</h3><blockquote>n</blockquote>"
+      "<img width=1 height=1 alt=o><hr><dl><dt>p</dt><dd>q</dd></dl></div></body></html>";
+  HtmlContainer container(*this, "", /*detached=*/true);
+  litehtml::document::ptr document =
+      litehtml::document::createFromUTF8(kWarmUpPage, &container, context_.get());
+  if (document == nullptr) return;
+  document->render(viewport_width);
+  std::vector<DocumentImage> images;
+  container.BeginRecord(&images);
+  litehtml::position everything(0, 0, std::max(document->width(), 1),
+                                std::max(document->height(), 1));
+  document->draw(0, 0, 0, &everything);
+  container.End();
 }
 
 HtmlServices::~HtmlServices() = default;
 
+void HtmlServices::AddGhost(std::string url, lethe_arena_t arena, uint64_t bytes) {
+  ghosts_.push_back({std::move(url), arena, bytes});
+}
+
+const std::vector<HtmlServices::Ghost>& HtmlServices::Ghosts() const {
+  std::vector<Ghost> alive;
+  for (Ghost& ghost : ghosts_) {
+    lethe_arena_stats_t stats{};
+    if (lethe_arena_stats(ghost.arena, &stats) != 0) continue;  // released: its last byte went
+    ghost.bytes = stats.allocated_bytes;
+    alive.push_back(std::move(ghost));
+  }
+  ghosts_ = std::move(alive);
+  return ghosts_;
+}
+
+// Members in destruction order, reversed: litehtml's document goes first (it calls delete_font on
+// the container), then the container (which releases the page's images).
+struct HtmlPage::Dom {
+  std::unique_ptr<HtmlContainer> container;
+  litehtml::document::ptr document;
+};
+
 HtmlPage::HtmlPage(HtmlServices& services, const std::string& url)
-    : services_(services), container_(std::make_unique<HtmlContainer>(services, url)) {}
+    : services_(services), arena_(lethe_arena_create()), url_(url) {
+  // No arena (LETHE_ARENA_MAX alive): the page still works, its bytes are not told apart.
+  ArenaScope scope(arena_);
+  dom_ = std::make_shared<Dom>();
+  dom_->container = std::make_unique<HtmlContainer>(services, url);
+  container_ = dom_->container.get();
+}
 
 HtmlPage::~HtmlPage() {
-  document_.reset();  // litehtml's tree first: it may call delete_font on the container
+  container_ = nullptr;
+  dom_.reset();  // the last reference, unless the embedder retained it
+  if (arena_ == LETHE_ARENA_NONE) return;
+  uint64_t left = 0;
+  if (lethe_arena_destroy(arena_, &left) == 0 && left > 0) services_.AddGhost(url_, arena_, left);
+}
+
+uint64_t HtmlPage::DomBytes() const {
+  lethe_arena_stats_t stats{};
+  if (arena_ == LETHE_ARENA_NONE || lethe_arena_stats(arena_, &stats) != 0) return 0;
+  return stats.allocated_bytes;
 }
 
 std::unique_ptr<HtmlPage> HtmlPage::Load(HtmlServices& services, const std::string& path,
@@ -124,9 +197,9 @@ void HtmlPage::Build(std::string_view html) {
   if (cuts.any() && services_.log) {
     services_.log(container_->title() + " " + cuts.Describe(services_.limits));
   }
+  ArenaScope scope(arena_);
   litehtml::document::ptr document =
-      litehtml::document::createFromUTF8(bounded.c_str(), container_.get(), &services_.context());
-  bounded = std::string();
+      litehtml::document::createFromUTF8(bounded.c_str(), container_, &services_.context());
   if (document == nullptr) return;
   document->render(services_.viewport_width);
   // Page coordinates stay far from int overflow: 2^28 pixels is ~10^7 lines of text.
@@ -148,7 +221,7 @@ void HtmlPage::Build(std::string_view html) {
                     uint32_t{bg->m_color.green} << 8 | bg->m_color.blue;
     }
   }
-  document_ = document;
+  dom_->document = document;
 }
 
 const std::string& HtmlPage::title() const { return container_->title(); }
@@ -159,8 +232,9 @@ const std::vector<std::string>& HtmlPage::broken_images() const {
 
 std::vector<DocumentImage> HtmlPage::TakeImages() {
   std::vector<DocumentImage> images;
-  auto* document = static_cast<litehtml::document*>(document_.get());
+  litehtml::document* document = dom_->document.get();
   if (document == nullptr) return images;
+  ArenaScope scope(arena_);
   container_->BeginRecord(&images);
   litehtml::position everything(0, 0, std::max(width_, 1), std::max(height_, 1));
   document->draw(0, 0, 0, &everything);
@@ -170,8 +244,9 @@ std::vector<DocumentImage> HtmlPage::TakeImages() {
 
 void HtmlPage::Paint(Surface& target, const LayoutRect& viewport, std::vector<DocumentImage>& images,
                      HtmlImagePainter& painter) {
-  auto* document = static_cast<litehtml::document*>(document_.get());
+  litehtml::document* document = dom_->document.get();
   if (document == nullptr) return;
+  ArenaScope scope(arena_);
   container_->BeginPaint(&target, viewport.y, &images, &painter);
   litehtml::position clip(0, 0, viewport.width, viewport.height);
   document->draw(0, -viewport.x, -viewport.y, &clip);
@@ -179,7 +254,7 @@ void HtmlPage::Paint(Surface& target, const LayoutRect& viewport, std::vector<Do
 }
 
 size_t HtmlPage::MemoryBytes() const {
-  return sizeof(*this) + container_->MemoryBytes();
+  return sizeof(*this) + url_.capacity();
 }
 
 }  // namespace lethe::internal

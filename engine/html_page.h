@@ -11,13 +11,22 @@
 // Its litehtml callbacks go to the engine: images to the ImageStore (one reference per URL per
 // page, released with the page), text to the TextPainter (FontCache, ShapedWordCache, glyph
 // tables). Loop thread only; owned by its Document.
+//
+// Arena: each page has its own allocator arena (lethe_arena_create), bound to the loop thread while
+// litehtml parses, lays out and paints it, and unbound (ArenaScope(LETHE_ARENA_NONE)) around every
+// callback into the engine's caches, so that the arena holds exactly the page's DOM, style and
+// layout. When the page goes its arena is destroyed: empty, it goes back to the OS whole; still
+// holding bytes (something keeps the DOM: RetainDom), it is a ghost, which HtmlServices lists and
+// reports until its last byte is freed.
 #ifndef LETHE_ENGINE_HTML_PAGE_H_
 #define LETHE_ENGINE_HTML_PAGE_H_
 
 #include <memory>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "lethe/alloc.h"
 #include "lethe/document.h"
 #include "lethe/html_limits.h"
 #include "lethe/pressure_source.h"
@@ -51,8 +60,21 @@ class HtmlServices {
   const LogFunction log;
   litehtml::context& context() { return *context_; }
 
+  // A closed page's arena that still held bytes: a ghost until the arena is released.
+  struct Ghost {
+    std::string url;
+    lethe_arena_t arena = LETHE_ARENA_NONE;
+    uint64_t bytes = 0;  // allocated bytes at the last look
+  };
+  void AddGhost(std::string url, lethe_arena_t arena, uint64_t bytes);
+  // Drops the ghosts whose arenas were released and refreshes the bytes of the others.
+  const std::vector<Ghost>& Ghosts() const;
+
  private:
+  void WarmUp();
+
   std::unique_ptr<litehtml::context> context_;
+  mutable std::vector<Ghost> ghosts_;  // refreshed by Ghosts(), which reports call
 };
 
 class HtmlImagePainter {
@@ -89,17 +111,26 @@ class HtmlPage {
   // Draws the page under `viewport` (page coordinates) into `target` at (0, 0).
   void Paint(Surface& target, const LayoutRect& viewport, std::vector<DocumentImage>& images,
              HtmlImagePainter& painter);
-  // The source text's bytes and the page's own records; litehtml's tree is counted by the
-  // document's arena where the allocator has one.
+  // The page object's own bytes, outside its arena.
   size_t MemoryBytes() const;
+  // The bytes of the page's arena: its DOM, style and layout (0 without an arena, or under the
+  // system malloc, where arenas are not tracked).
+  uint64_t DomBytes() const;
+  // A reference to the parsed document (the DOM and its container) that keeps it alive after the
+  // page is gone, as an embedder's script or extension would; while one is held, the closed
+  // page's arena is a ghost. Drop it before the engine.
+  std::shared_ptr<const void> RetainDom() const { return dom_; }
 
  private:
   explicit HtmlPage(HtmlServices& services, const std::string& url);
   void Build(std::string_view html);
 
   HtmlServices& services_;
-  std::unique_ptr<HtmlContainer> container_;
-  std::shared_ptr<void> document_;  // litehtml::document, kept opaque for the header
+  struct Dom;  // the container and litehtml's document (destroyed first)
+  lethe_arena_t arena_ = LETHE_ARENA_NONE;
+  std::string url_;
+  std::shared_ptr<Dom> dom_;
+  HtmlContainer* container_ = nullptr;  // dom_'s
   int width_ = 0;
   int height_ = 0;
   uint32_t background_ = 0xffffffff;

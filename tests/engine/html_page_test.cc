@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "engine_test_pages.h"
+#include "html_page.h"
+#include "lethe/alloc.h"
 #include "lethe/document.h"
 #include "lethe/engine.h"
 #include "lethe/window.h"
@@ -317,6 +319,59 @@ TEST_F(HtmlPageTest, ImagesPastTheLimitAreBroken) {
   EXPECT_NE(document->images()[1].image_id, 0u);
   EXPECT_EQ(document->images()[2].image_id, 0u);
   EXPECT_NE(AllLog().find("more than 2 images on the page"), std::string::npos) << AllLog();
+}
+
+// ---- arenas and ghosts --------------------------------------------------------------------------
+
+// Arenas count litehtml's objects only when the process runs on Lethe's allocator (this test links
+// the malloc replacement where the build has one); under the sanitizers' system malloc they are
+// not tracked.
+bool ArenasTracked() {
+  return std::string(lethe_allocator_name()) == "lethe" &&
+         std::string(LETHE_TEST_MALLOC_REPLACED) == "1";
+}
+
+TEST_F(HtmlPageTest, EachPagesDomIsCountedInItsOwnArenaAndReported) {
+  if (!ArenasTracked()) GTEST_SKIP() << "arenas are not tracked without Lethe's malloc";
+  Show(R"(<html><body><h1>Title</h1><p>Some <b>text</b></p><ul><li>one<li>two</ul>
+    <img src="img/red.gif"></body></html>)");
+  const Document* document = engine_->window(tab_)->document();
+  const uint64_t dom = document->html()->DomBytes();
+  EXPECT_GT(dom, 2000u);  // litehtml's elements, styles and boxes
+  MemoryReport report = engine_->CollectMemoryReport();
+  const std::string path = "explicit/window(" + EscapePathSegment(document->url()) + ")/dom";
+  EXPECT_EQ(report.Amount(path), static_cast<int64_t>(dom));
+  EXPECT_EQ(report.Amount("ghost-windows"), 0);
+  // A page twice as long has a bigger DOM, counted apart from the first.
+  std::string longer = "<html><body>";
+  for (int i = 0; i < 200; ++i) longer += "<p>Paragraph <i>" + std::to_string(i) + "</i></p>";
+  Show(longer + "</body></html>", "longer");
+  EXPECT_GT(engine_->window(tab_)->document()->html()->DomBytes(), 10 * dom);
+}
+
+TEST_F(HtmlPageTest, ARetainedDocumentIsAGhostWithItsBytesUntilReleased) {
+  if (!ArenasTracked()) GTEST_SKIP() << "arenas are not tracked without Lethe's malloc";
+  Show(R"(<html><body><p>Some text</p><ul><li>one<li>two</ul><img src="img/red.gif">
+    </body></html>)");
+  std::shared_ptr<const void> kept = engine_->window(tab_)->document()->html()->RetainDom();
+  ASSERT_NE(kept, nullptr);
+  const std::string url = engine_->window(tab_)->document()->url();
+  engine_->CloseWindow(tab_);
+  MemoryReport report = engine_->CollectMemoryReport();
+  EXPECT_EQ(report.Amount("ghost-windows"), 1);
+  EXPECT_GT(report.Amount("explicit/ghost-windows/window(" + EscapePathSegment(url) + ")/dom"),
+            2000);
+  kept.reset();  // the last reference: the arena empties and is released
+  report = engine_->CollectMemoryReport();
+  EXPECT_EQ(report.Amount("ghost-windows"), 0);
+  EXPECT_EQ(report.Sum("explicit/ghost-windows"), 0);
+}
+
+TEST_F(HtmlPageTest, AClosedDocumentNobodyKeepsLeavesNoGhost) {
+  Show(R"(<html><body><p>One</p><img src="img/red.gif"></body></html>)", "one");
+  Show(R"(<html><body><p>Two</p></body></html>)", "two");  // one goes to the BfCache
+  engine_->CloseWindow(tab_);  // both go
+  EXPECT_EQ(engine_->CollectMemoryReport().Amount("ghost-windows"), 0);
 }
 
 }  // namespace
