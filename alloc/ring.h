@@ -20,11 +20,7 @@ struct Ring {
       head = node;
       return;
     }
-    Node* tail = head->*kPrev;
-    node->*kPrev = tail;
-    node->*kNext = head;
-    tail->*kNext = node;
-    head->*kPrev = node;
+    LinkAfter(head->*kPrev, node);
   }
   // Appends `node`, then makes it the head if its address is below the head's: allocation from
   // the head then favours low addresses, and high memory drains (an O(1) approximation of
@@ -40,11 +36,7 @@ struct Ring {
       head = node;
       return;
     }
-    Node* next = after->*kNext;
-    node->*kPrev = after;
-    node->*kNext = next;
-    next->*kPrev = node;
-    after->*kNext = node;
+    LinkAfter(after, node);
   }
   // The last node (nullptr when empty).
   static Node* Tail(Node* head) { return head == nullptr ? nullptr : head->*kPrev; }
@@ -61,6 +53,14 @@ struct Ring {
       if (at_last) return;
       node = next;
     }
+  }
+  // Links `node` between `after` and its successor (the ring is not empty).
+  static void LinkAfter(Node* after, Node* node) {
+    Node* next = after->*kNext;
+    node->*kPrev = after;
+    node->*kNext = next;
+    next->*kPrev = node;
+    after->*kNext = node;
   }
   // Takes `node` out; true when the list became empty.
   static bool Unlink(Node*& head, Node* node) {

@@ -103,10 +103,6 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
                       "trace_max_events).");
   collector.HeapBytes("engine/image-store", store_.MemoryBytes(),
                       "One record per image URL the documents use: the URL and frame delays.");
-  cache::SqliteMemoryUsage sqlite = cache::SqliteMemoryInUse();
-  collector.HeapBytes("storage/sqlite", sqlite.in_use_bytes,
-                      std::string("SQLite's memory (allocator: ") +
-                          cache::SqliteAllocatorKindName(sqlite.allocator) + ").");
   collector.Counter("engine/decodes", stats_.decode_count, "Surfaces decoded.");
   collector.Counter("engine/decode-failures", stats_.decode_failure_count, "Decodes that failed.");
   collector.Counter("engine/decode-ahead", stats_.decode_ahead_count,

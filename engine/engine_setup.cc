@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine_impl.h"
+#include "lethe/sqlite_allocator.h"
 
 namespace lethe::internal {
 
@@ -48,7 +49,8 @@ EngineImpl::EngineImpl(EngineOptions options, Clock& clock, std::unique_ptr<Manu
             options_.font_files, log_),
       bfcache_(clock_, BfOptionsFor(options_)) {
   if (!options_.trace_path.empty()) {
-    trace_ = std::make_unique<TraceRecorder>(options_.process_name, 1, options_.trace_max_events);
+    trace_ = std::make_unique<TraceRecorder>(options_.process_name, TraceRecorder::kThisProcess,
+                                            options_.trace_max_events);
   }
   pool_ = std::make_unique<DecodePool>(loop_, std::max(0, options_.decode_threads));
   if (options_.expiration_enabled) {
@@ -65,6 +67,8 @@ EngineImpl::EngineImpl(EngineOptions options, Clock& clock, std::unique_ptr<Manu
   registrations_.push_back(words_.RegisterReporter(reporter_));
   registrations_.push_back(reporter_.Register(
       "engine", [this](MemoryReportCollector& collector) { ReportEngine(collector); }));
+  // SQLite's memory, process-wide: heap on Lethe's allocator, nonheap on SQLite's own.
+  registrations_.push_back(cache::RegisterSqliteReporter(reporter_));
 }
 
 EngineImpl::~EngineImpl() {
@@ -130,10 +134,12 @@ std::string EngineImpl::Start() {
   if (options_.pressure_sources) {
     PressureMonitorOptions monitor_options = options_.pressure_source_options;
     if (!monitor_options.allocator_flush) {
-      // Runs on the allocating thread while it waits: only the thread-safe caches, cheapest first.
+      // Runs on the allocating thread, which may hold a cache's lock (an insert that allocates):
+      // it only try-locks, frees what it reaches, and leaves the rest to the critical dispatch the
+      // allocator source posts to the loop thread.
       monitor_options.allocator_flush = [this](size_t) {
-        surfaces_.DiscardUnlocked();
-        images_.DropUnreferenced();
+        (void)surfaces_.TryDiscardUnlocked();
+        (void)images_.TryDropUnreferenced();
       };
     }
     monitor_ = std::make_unique<PressureMonitor>(
@@ -145,6 +151,7 @@ std::string EngineImpl::Start() {
     monitor_->Start();
   }
   if (trace_ != nullptr) {
+    trace_->NameThread("loop");  // Start runs on the loop thread
     SampleTrace();
     trace_timer_ = ScopedTimer(loop_, loop_.StartRepeatingTimer(options_.trace_sample_period,
                                                                 [this] { SampleTrace(); }));

@@ -231,4 +231,34 @@ TEST(AllocPeak, ConcurrentThreadsAddUpToTheirCombinedHighWaterMark) {
   EXPECT_EQ(after.peak_allocated_bytes, holding.peak_allocated_bytes);
 }
 
+// The fail-after hook fails as the OS does: the low-memory callback runs first, on the allocating
+// thread, so that the layers above can test their callbacks (issue 17: a cache's lock held).
+TEST(AllocApi, FailAfterRunsTheLowMemoryCallbackThenFails) {
+  struct Context {
+    int calls = 0;
+    size_t request_bytes = 0;
+  } context;
+  lethe_set_low_memory_callback(
+      [](size_t request_bytes, void* data) {
+        auto* seen = static_cast<Context*>(data);
+        ++seen->calls;
+        seen->request_bytes = request_bytes;
+      },
+      &context);
+  lethe_fail_after(1);
+  errno = 0;
+  EXPECT_EQ(lethe_malloc(300), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_EQ(context.calls, 1);
+  EXPECT_EQ(context.request_bytes, 300u);
+  void* block = lethe_malloc(300);  // once only
+  EXPECT_NE(block, nullptr);
+  lethe_fail_after(1);
+  EXPECT_EQ(lethe_realloc(block, 5000), nullptr);  // the block stays, as on any failed realloc
+  EXPECT_EQ(context.calls, 2);
+  EXPECT_EQ(context.request_bytes, 5000u);
+  lethe_set_low_memory_callback(nullptr, nullptr);
+  lethe_free(block);
+}
+
 }  // namespace

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "engine_test_pages.h"
+#include "lethe/alloc.h"
 #include "lethe/engine.h"
+#include "lethe/sqlite_allocator.h"
 
 namespace lethe {
 namespace {
@@ -79,6 +81,25 @@ TEST_F(EngineDiskCacheTest, CriticalPressureReachesTheDiskCache) {
     listened = listened || listener.name == "disk-cache";
   }
   EXPECT_TRUE(listened) << "the disk cache's SQLite page cache is not released under pressure";
+}
+
+// The disk cache puts SQLite on Lethe's heap where the process runs on Lethe's allocator, and the
+// report files SQLite's memory as heap there, as nonheap on SQLite's own allocator (issue 17).
+TEST_F(EngineDiskCacheTest, SqliteRunsOnLethesHeapWhereTheProcessDoesAndTheReportSaysWhich) {
+  auto engine = Make(Options());
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Navigate(engine->OpenWindow(), site_.Page(1)).ok());
+  MemoryReport report = engine->CollectMemoryReport();
+  std::vector<const MemoryReportEntry*> sqlite;
+  for (const MemoryReportEntry& entry : report.entries) {
+    if (entry.path == "explicit/storage/sqlite") sqlite.push_back(&entry);
+  }
+  ASSERT_EQ(sqlite.size(), 1u);
+  const bool on_lethe = std::string(lethe_allocator_name()) == "lethe";
+  EXPECT_EQ(cache::SqliteMemoryInUse().allocator,
+            on_lethe ? cache::SqliteAllocatorKind::kLethe : cache::SqliteAllocatorKind::kSqliteOwn);
+  EXPECT_EQ(sqlite[0]->kind, on_lethe ? ReportKind::kHeap : ReportKind::kNonHeap);
+  EXPECT_GT(sqlite[0]->amount, 0);
 }
 
 TEST_F(EngineDiskCacheTest, WithoutADiskCacheAnImageWhoseFileIsGoneCannotComeBack) {

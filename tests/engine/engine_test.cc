@@ -3,6 +3,7 @@
 #include "lethe/engine.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -357,6 +358,9 @@ TEST_F(EngineTest, TraceRecordsCountersAndEvents) {
                              "\"ph\":\"C\"", "\"decoded\""}) {
     EXPECT_NE(trace.find(needle), std::string::npos) << needle;
   }
+  // This process's id, not a constant shared by every trace, and the loop thread named.
+  EXPECT_NE(trace.find("\"pid\":" + std::to_string(getpid()) + ","), std::string::npos);
+  EXPECT_NE(trace.find("\"args\":{\"name\":\"loop\"}"), std::string::npos);
   auto engine = Make();
   EXPECT_FALSE(engine->WriteTrace(site_.dir().File("t.json")).ok());  // no trace_path
   EXPECT_EQ(engine->CollectMemoryReport().Amount("explicit/engine/trace"), 0);

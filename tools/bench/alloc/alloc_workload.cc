@@ -2,7 +2,8 @@
 // it with LD_PRELOAD). Prints one line of "key=value" results. Driven by run_alloc_bench.py.
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
-//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding | xthread small|surfaces
+//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding | xthread small|surfaces |
+//        pairs N
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -40,6 +41,8 @@
 //           last byte written), as decoded images go from decode threads to the main thread.
 //           Reports Mops/s and page faults (run_alloc_bench.py counts futex and madvise calls
 //           with strace in a separate run).
+//  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
+//           instructions per pair with callgrind (Ir of pairs 2N minus Ir of pairs N, over N).
 // Every mode also prints minflt: minor page faults of the measured part (churn, mt, realloc, slop
 // and pagemap: of the whole process).
 // ALLOC_WORKLOAD_STATS=1: churn (after its loads) and slop (after its figures) also print the
@@ -588,6 +591,20 @@ void RunCrossThread(bool surfaces) {
               PeakRssKb());
 }
 
+// ---- malloc/free pairs: the fast paths, for instruction counts -------------------------------
+void RunPairs(long pairs) {
+  Random random(37);
+  void* slots[64] = {};
+  for (long i = 0; i < pairs; ++i) {
+    void*& slot = slots[random.Below(64)];
+    std::free(slot);
+    slot = std::malloc(random.Between(16, 512));
+    asm volatile("" : : "r"(slot) : "memory");
+  }
+  for (void* slot : slots) std::free(slot);
+  std::printf("pairs=%ld minflt=%ld\n", pairs, MinorFaults());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -608,6 +625,8 @@ int main(int argc, char** argv) {
   } else if (mode == "appends" && argc > 2 &&
              (std::strcmp(argv[2], "exact") == 0 || std::strcmp(argv[2], "doubling") == 0)) {
     RunAppends(std::strcmp(argv[2], "exact") == 0);
+  } else if (mode == "pairs" && argc > 2 && std::atol(argv[2]) > 0) {
+    RunPairs(std::atol(argv[2]));
   } else if (mode == "bigbuf") {
     RunBigBuffers();
   } else if (mode == "rounding") {
@@ -620,7 +639,7 @@ int main(int argc, char** argv) {
     std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding |"
-                 " xthread small|surfaces\n",
+                 " xthread small|surfaces | pairs N\n",
                  argv[0], Churn::kCycles * Churn::kPages);
     return help ? 0 : 2;
   }
