@@ -30,7 +30,7 @@ install(FILES ${PROJECT_BINARY_DIR}/LetheConfig.cmake ${PROJECT_BINARY_DIR}/Leth
 
 # pkg-config: the layers are static archives, so their dependencies are listed for --static.
 set(LETHE_PC_REQUIRES_PRIVATE "libpng zlib sqlite3 libjpeg freetype2 harfbuzz")
-set(LETHE_PC_LIBS_PRIVATE "-lgif -lpthread")
+set(LETHE_PC_LIBS_PRIVATE "-lgif -llitehtml -lgumbo -lpthread")
 if(LETHE_EXTRA_PC_REQUIRES_PRIVATE)
   string(APPEND LETHE_PC_REQUIRES_PRIVATE " ${LETHE_EXTRA_PC_REQUIRES_PRIVATE}")
 endif()

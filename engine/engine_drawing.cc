@@ -21,9 +21,10 @@ SurfaceKey EngineImpl::KeyFor(const DocumentImage& image) const {
   if (image.animated()) {
     return {image.image_id, image.natural_width, image.natural_height, kAnimatedSurfaceFlag};
   }
+  // Decoded at the size drawn, never above the natural size.
   return {image.image_id,
-          std::min(static_cast<uint32_t>(image.rect.width), image.natural_width),
-          std::min(static_cast<uint32_t>(image.rect.height), image.natural_height), 0};
+          std::min(static_cast<uint32_t>(std::max(image.tile.width, 1)), image.natural_width),
+          std::min(static_cast<uint32_t>(std::max(image.tile.height, 1)), image.natural_height), 0};
 }
 
 void EngineImpl::RequestDecode(const DocumentImage& image, bool urgent) {
@@ -71,9 +72,10 @@ void EngineImpl::OnDecoded(DecodeOutcome outcome) {
 
 // ---- drawing ----------------------------------------------------------------------------------
 
-void EngineImpl::DrawImage(DocumentImage& image, const LayoutRect& target_rect) {
+void EngineImpl::DrawImage(DocumentImage& image, const LayoutRect& target_rect,
+                           const LayoutRect& clip) {
   if (image.image_id == 0) {
-    FillRect(framebuffer_, target_rect, kBrokenImageColor);
+    FillRect(framebuffer_, target_rect, kBrokenImageColor, clip);
     return;
   }
   SurfaceKey key = KeyFor(image);
@@ -95,9 +97,10 @@ void EngineImpl::DrawImage(DocumentImage& image, const LayoutRect& target_rect) 
       auto& animation = static_cast<AnimationSurface&>(*surface).image();
       DecodeResult<const Surface*> canvas =
           animation.Compose(std::min(image.frame, animation.FrameCount() - 1));
-      if (canvas) BlitScaled(framebuffer_, **canvas, target_rect, false);
+      if (canvas) BlitScaled(framebuffer_, **canvas, target_rect, false, clip);
     } else {
-      BlitScaled(framebuffer_, static_cast<StillSurface&>(*surface).surface(), target_rect, false);
+      BlitScaled(framebuffer_, static_cast<StillSurface&>(*surface).surface(), target_rect, false,
+                 clip);
     }
     return;
   }
@@ -106,10 +109,10 @@ void EngineImpl::DrawImage(DocumentImage& image, const LayoutRect& target_rect) 
       encoded != nullptr ? PlaceholderToSurface(encoded->placeholder()) : Surface();
   if (!placeholder.empty()) {
     ++stats_.placeholder_draw_count;
-    BlitScaled(framebuffer_, placeholder, target_rect, true);
+    BlitScaled(framebuffer_, placeholder, target_rect, true, clip);
   } else {
     ++stats_.blank_draw_count;
-    FillRect(framebuffer_, target_rect, kBlankImageColor);
+    FillRect(framebuffer_, target_rect, kBlankImageColor, clip);
   }
 }
 
@@ -131,11 +134,17 @@ const Framebuffer& EngineImpl::DrawFrame() {
   FillRect(framebuffer_, full, document != nullptr ? document->background() : 0xffffffff);
   if (document == nullptr) return framebuffer_;
   const int scroll = window->scroll_y();
+  if (HtmlPage* html = document->html()) {
+    html->Paint(framebuffer_, window->Viewport(), document->images(), *this);
+    uncached_.clear();
+    ArmTicks();
+    return framebuffer_;
+  }
   for (DocumentImage& image : document->images()) {
     if (!window->InViewport(image)) continue;
     LayoutRect target = image.rect;
     target.y -= scroll;
-    DrawImage(image, target);
+    DrawImage(image, target, full);
   }
   const LayoutRect viewport{0, scroll, options_.viewport_width, options_.viewport_height};
   for (const PageTextItem& text : document->texts()) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "display_surface.h"
+#include "html_page.h"
 #include "image_store.h"
 #include "lethe/control_server.h"
 #include "lethe/decode_pool.h"
@@ -33,7 +34,7 @@ inline double Microseconds(Clock::Duration duration) {
   return std::chrono::duration<double, std::micro>(duration).count();
 }
 
-class EngineImpl {
+class EngineImpl final : private HtmlImagePainter {
  public:
   explicit EngineImpl(EngineOptions options, Clock& clock, std::unique_ptr<ManualClock> owned_clock);
   ~EngineImpl();
@@ -94,6 +95,7 @@ class EngineImpl {
   std::unique_ptr<cache::DiskCache> disk_;
   ImageStore store_;
   TextPainter text_;
+  HtmlServices html_;  // after store_ and text_, which it uses
   std::unique_ptr<TraceRecorder> trace_;
   BfCache bfcache_;
   std::map<WindowId, std::unique_ptr<Window>> windows_;
@@ -134,7 +136,11 @@ class EngineImpl {
   // Submits a decode of `image` unless its surface is cached or pending.
   void RequestDecode(const DocumentImage& image, bool urgent);
   void OnDecoded(DecodeOutcome outcome);
-  void DrawImage(DocumentImage& image, const LayoutRect& target_rect);
+  // Draws `image` (one tile of it) at `target_rect`, only inside `clip`; in target coordinates.
+  void DrawImage(DocumentImage& image, const LayoutRect& target_rect, const LayoutRect& clip);
+  void PaintImage(DocumentImage& image, const LayoutRect& tile, const LayoutRect& clip) override {
+    DrawImage(image, tile, clip);
+  }
   void Tick();
   void SampleTrace();
   void TraceInstant(const std::string& name,

@@ -1,6 +1,7 @@
 // The EngineImpl's browser-like model: windows, navigation through the session history and the
 // BfCache, and visibility (locks, animations, decode-ahead).
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "engine_impl.h"
@@ -15,6 +16,12 @@ constexpr uint32_t kDefaultFrameDelayMs = 100;
 bool EndsWith(const std::string& text, std::string_view suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool IsHtmlPath(const std::string& path) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return EndsWith(lower, ".html") || EndsWith(lower, ".htm") || EndsWith(lower, ".xhtml");
 }
 
 // The BfCache key of the history entry at `position` (see SessionHistory::position) in `window`.
@@ -76,6 +83,14 @@ void EngineImpl::SetForegroundWindow(WindowId id) {
 
 std::unique_ptr<Document> EngineImpl::LoadDocument(const std::string& path, std::string* error) {
   PageDescription page;
+  if (IsHtmlPath(path)) {
+    std::unique_ptr<HtmlPage> html = HtmlPage::Load(html_, PathFromUrl(path), error);
+    if (html == nullptr) return nullptr;
+    ++stats_.page_load_count;
+    auto document = std::make_unique<Document>(std::move(html), path, store_);
+    for (const std::string& broken : document->broken_images()) log_(broken);
+    return document;
+  }
   if (EndsWith(path, ".json")) {
     auto loaded = LoadPageDescription(path);
     if (auto* page_error = std::get_if<PageError>(&loaded)) {
@@ -92,7 +107,7 @@ std::unique_ptr<Document> EngineImpl::LoadDocument(const std::string& path, std:
     }
     DecodeResult<ImageInfo> info = Probe(bytes);
     if (!info) {
-      *error = path + ": not a page (.json) or an image: " + info.error().reason;
+      *error = path + ": not a page (.html, .json) or an image: " + info.error().reason;
       return nullptr;
     }
     std::string absolute = std::filesystem::absolute(PathFromUrl(path)).lexically_normal().string();

@@ -47,7 +47,9 @@ EngineImpl::EngineImpl(EngineOptions options, Clock& clock, std::unique_ptr<Manu
       store_(images_, surfaces_),
       text_(fonts_, words_, glyphs_, options_.glyph_table_max_bytes, options_.font_path,
             options_.font_files, log_),
+      html_(store_, text_, options_.html, options_.viewport_width, options_.viewport_height, log_),
       bfcache_(clock_, BfOptionsFor(options_)) {
+  store_.set_max_data_url_bytes(options_.html.max_data_url_bytes);
   if (!options_.trace_path.empty()) {
     trace_ = std::make_unique<TraceRecorder>(options_.process_name, TraceRecorder::kThisProcess,
                                             options_.trace_max_events);

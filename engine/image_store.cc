@@ -6,6 +6,7 @@
 #include "lethe/check.h"
 #include "lethe/image_format.h"
 #include "lethe/probe.h"
+#include "url.h"
 
 namespace lethe::internal {
 
@@ -79,8 +80,20 @@ size_t ImageStore::MemoryBytes() const {
   return bytes;
 }
 
-bool ImageStore::FetchBytes(const std::string& url, std::vector<uint8_t>* bytes, bool* from_disk) {
+bool ImageStore::FetchBytes(const std::string& url, std::vector<uint8_t>* bytes, bool* from_disk,
+                            std::string* error) {
   *from_disk = false;
+  const UrlKind kind = KindOf(url);
+  if (kind == UrlKind::kRemote) {
+    *error = url + ": remote URLs are not fetched (no network)";
+    return false;
+  }
+  if (kind == UrlKind::kData) {
+    std::string why;
+    if (DecodeDataUrl(url, max_data_url_bytes_, bytes, &why)) return true;
+    *error = url.substr(0, 64) + (url.size() > 64 ? "...: " : ": ") + why;
+    return false;
+  }
   if (disk_ != nullptr) {
     cache::DiskCacheResult<cache::DiskCacheEntry> entry = disk_->Get(url);
     if (entry.ok()) {
@@ -91,16 +104,15 @@ bool ImageStore::FetchBytes(const std::string& url, std::vector<uint8_t>* bytes,
     // Any other failure (an I/O error) is counted by the DiskCache; the file is read instead.
   }
   ++file_read_count_;
-  return ReadWholeFile(PathFromUrl(url), bytes);
+  if (ReadWholeFile(PathFromUrl(url), bytes)) return true;
+  *error = url + ": cannot open";
+  return false;
 }
 
 bool ImageStore::LoadBytes(ImageRecord& record, std::string* error) {
   std::vector<uint8_t> bytes;
   bool from_disk = false;
-  if (!FetchBytes(record.url, &bytes, &from_disk)) {
-    *error = record.url + ": cannot open";
-    return false;
-  }
+  if (!FetchBytes(record.url, &bytes, &from_disk, error)) return false;
   DecodeResult<ImageInfo> info = Probe(bytes);
   if (!info) {
     *error = record.url + ": " + std::string(DecodeErrorCodeName(info.error().code)) + ": " +
@@ -109,7 +121,7 @@ bool ImageStore::LoadBytes(ImageRecord& record, std::string* error) {
   }
   record.header = ImageHeaderInfo{info->format, info->OrientedWidth(), info->OrientedHeight(),
                                   info->frame_count};
-  if (disk_ != nullptr && !from_disk) {
+  if (disk_ != nullptr && !from_disk && KindOf(record.url) != UrlKind::kData) {
     cache::DiskCacheMetadata metadata;
     metadata.content_type = "image/";
     metadata.content_type += ImageFormatName(info->format);

@@ -43,6 +43,8 @@ class ImageStore {
   ImageStore(ImageCache& images, SurfaceCache& surfaces) : images_(images), surfaces_(surfaces) {}
   // Not owned; must outlive the store's next Acquire. nullptr: no disk cache.
   void SetDiskCache(cache::DiskCache* disk) { disk_ = disk; }
+  // Bytes a data: URL may decode to (HtmlLimits::max_data_url_bytes).
+  void set_max_data_url_bytes(size_t bytes) { max_data_url_bytes_ = bytes; }
   ImageStore(const ImageStore&) = delete;
   ImageStore& operator=(const ImageStore&) = delete;
 
@@ -60,9 +62,11 @@ class ImageStore {
 
  private:
   bool LoadBytes(ImageRecord& record, std::string* error);
-  // The compressed bytes of `url`: from the DiskCache when it has them, else from the file.
-  // *from_disk says which. False when neither has them.
-  bool FetchBytes(const std::string& url, std::vector<uint8_t>* bytes, bool* from_disk);
+  // The compressed bytes of `url`: from the DiskCache when it has them, else from the file (or
+  // the data: URL itself). *from_disk says which. False with *error when none has them; a remote
+  // URL (no network here) fails at once.
+  bool FetchBytes(const std::string& url, std::vector<uint8_t>* bytes, bool* from_disk,
+                  std::string* error);
 
   ImageCache& images_;
   SurfaceCache& surfaces_;
@@ -71,6 +75,7 @@ class ImageStore {
   cache::DiskCache* disk_ = nullptr;
   uint64_t next_id_ = 1;
   uint64_t file_read_count_ = 0;
+  size_t max_data_url_bytes_ = 8 * 1024 * 1024;
 };
 
 // "file:///a/b.png" -> "/a/b.png"; other strings unchanged.

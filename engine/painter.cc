@@ -37,6 +37,10 @@ Clip ClipTo(const Surface& target, const LayoutRect& rect) {
           std::min(static_cast<int>(target.height()), rect.y + rect.height)};
 }
 
+LayoutRect WholeOf(const Surface& target) {
+  return {0, 0, static_cast<int>(target.width()), static_cast<int>(target.height())};
+}
+
 }  // namespace
 
 BgraView ViewOf(Surface& surface) {
@@ -44,8 +48,27 @@ BgraView ViewOf(Surface& surface) {
           surface.stride()};
 }
 
+LayoutRect Intersect(const LayoutRect& a, const LayoutRect& b) {
+  int x0 = std::max(a.x, b.x);
+  int y0 = std::max(a.y, b.y);
+  int x1 = std::min(a.x + a.width, b.x + b.width);
+  int y1 = std::min(a.y + a.height, b.y + b.height);
+  return {x0, y0, std::max(0, x1 - x0), std::max(0, y1 - y0)};
+}
+
+BgraView ClippedView(Surface& surface, const LayoutRect& rect) {
+  LayoutRect area = Intersect(rect, WholeOf(surface));
+  if (area.width == 0 || area.height == 0) return {};
+  return {surface.Row(static_cast<uint32_t>(area.y)) + 4 * static_cast<size_t>(area.x), area.width,
+          area.height, surface.stride()};
+}
+
 void FillRect(Surface& target, const LayoutRect& rect, uint32_t color) {
-  Clip clip = ClipTo(target, rect);
+  FillRect(target, rect, color, WholeOf(target));
+}
+
+void FillRect(Surface& target, const LayoutRect& rect, uint32_t color, const LayoutRect& clip_rect) {
+  Clip clip = ClipTo(target, Intersect(rect, clip_rect));
   if (clip.empty()) return;
   uint32_t alpha = color >> 24;
   uint8_t pixel[4] = {static_cast<uint8_t>(MulDiv255(color & 0xff, alpha)),
@@ -59,7 +82,12 @@ void FillRect(Surface& target, const LayoutRect& rect, uint32_t color) {
 }
 
 void BlitScaled(Surface& target, const Surface& source, const LayoutRect& rect, bool smooth) {
-  Clip clip = ClipTo(target, rect);
+  BlitScaled(target, source, rect, smooth, WholeOf(target));
+}
+
+void BlitScaled(Surface& target, const Surface& source, const LayoutRect& rect, bool smooth,
+                const LayoutRect& clip_rect) {
+  Clip clip = ClipTo(target, Intersect(rect, clip_rect));
   if (clip.empty() || source.empty() || rect.width <= 0 || rect.height <= 0) return;
   const int64_t sw = source.width();
   const int64_t sh = source.height();

@@ -16,11 +16,21 @@ BgraView ViewOf(Surface& surface);
 
 // Fills `rect` (target coordinates, clipped) with `color` (0xAARRGGBB, source-over).
 void FillRect(Surface& target, const LayoutRect& rect, uint32_t color);
+// The same, drawing only inside `clip` (target coordinates).
+void FillRect(Surface& target, const LayoutRect& rect, uint32_t color, const LayoutRect& clip);
 
 // Draws `source` scaled to `rect` (target coordinates, clipped), source-over. `smooth` samples
 // bilinearly (for a tiny placeholder blown up); otherwise nearest pixel (surfaces are decoded at
 // their layout size, so that is mostly a 1:1 copy).
 void BlitScaled(Surface& target, const Surface& source, const LayoutRect& rect, bool smooth);
+// The same, drawing only inside `clip` (target coordinates).
+void BlitScaled(Surface& target, const Surface& source, const LayoutRect& rect, bool smooth,
+                const LayoutRect& clip);
+
+// `a` and `b`'s overlap (width or height 0 when they do not meet).
+LayoutRect Intersect(const LayoutRect& a, const LayoutRect& b);
+// A view of `rect` of `surface` (clipped to it); pixels outside the view are never written.
+BgraView ClippedView(Surface& surface, const LayoutRect& rect);
 
 }  // namespace lethe::internal
 

@@ -1,5 +1,7 @@
 #include "text_painter.h"
 
+#include <algorithm>
+
 #include "lethe/glyph_painter.h"
 #include "painter.h"
 
@@ -14,7 +16,7 @@ const std::string& TextPainter::FileFor(FontFamily family, bool bold) const {
   return font_path_;
 }
 
-EngineFontCache::Handle TextPainter::Face(const PageTextItem& text, uint32_t key) {
+EngineFontCache::Handle TextPainter::Face(const TextStyle& text, uint32_t key) {
   EngineFontCache::Handle handle = fonts_.Lookup(key);
   if (handle) return handle;
   const std::string& path = FileFor(text.family, text.bold);
@@ -39,8 +41,8 @@ EngineFontCache::Handle TextPainter::Face(const PageTextItem& text, uint32_t key
   return fonts_.Insert(key, std::move(font), cost);
 }
 
-int TextPainter::Word(CachedFont& font, uint32_t face_key, std::string_view word, Surface* target, int pen_x,
-                      int baseline, uint32_t color) {
+int TextPainter::Word(CachedFont& font, uint32_t face_key, std::string_view word,
+                      const BgraView* target, int pen_x, int baseline, uint32_t color) {
   const ShapedWord* shaped = words_.Lookup(face_key, word);
   ShapedWord fresh;
   if (shaped == nullptr) {
@@ -50,7 +52,7 @@ int TextPainter::Word(CachedFont& font, uint32_t face_key, std::string_view word
   }
   int advance = shaped->advance;
   if (target != nullptr) {
-    BgraView view = ViewOf(*target);
+    const BgraView& view = *target;
     GlyphBitmap scratch;
     int x = pen_x;
     for (const ShapedGlyph& glyph : shaped->glyphs) {
@@ -70,7 +72,7 @@ int TextPainter::Word(CachedFont& font, uint32_t face_key, std::string_view word
 
 int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int dy) {
   const uint32_t key = FaceKey(text.size, text.family, text.bold);
-  EngineFontCache::Handle face = Face(text, key);
+  EngineFontCache::Handle face = Face(TextStyle{text.size, text.family, text.bold}, key);
   if (!face) return 0;
   FontMetrics metrics = face->face->metrics();
   const int line_height = std::max(metrics.line_height, 1);
@@ -79,6 +81,7 @@ int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int d
   int pen_x = left;
   int top = text.rect.y + dy;
   int space = Word(*face, key, " ", nullptr, 0, 0, 0);
+  BgraView view = target != nullptr ? ViewOf(*target) : BgraView{};
   for (const WordSpan& span : SplitWords(text.text)) {
     int advance = Word(*face, key, span.word, nullptr, 0, 0, 0);
     if (pen_x > left && pen_x + advance > right) {  // wrap before a word that does not fit
@@ -88,7 +91,7 @@ int TextPainter::Layout(Surface* target, const PageTextItem& text, int dx, int d
     // Skip drawing lines wholly outside the target.
     bool visible = target != nullptr && top + line_height > 0 &&
                    top < static_cast<int>(target->height());
-    if (visible) Word(*face, key, span.word, target, pen_x, top + metrics.ascent, text.color);
+    if (visible) Word(*face, key, span.word, &view, pen_x, top + metrics.ascent, text.color);
     pen_x += advance + space * static_cast<int>(span.trailing_spaces);
   }
   // The glyph table (and FreeType's glyph slot) may have grown: the FontCache counts it.
@@ -101,5 +104,40 @@ int TextPainter::Draw(Surface& target, const PageTextItem& text, int dx, int dy)
 }
 
 int TextPainter::Measure(const PageTextItem& text) { return Layout(nullptr, text, 0, 0); }
+
+namespace {
+
+TextStyle Clamped(TextStyle style) {
+  style.size = std::clamp(style.size, 4, 512);
+  return style;
+}
+
+}  // namespace
+
+FontMetrics TextPainter::Metrics(const TextStyle& style) {
+  TextStyle clamped = Clamped(style);
+  EngineFontCache::Handle face = Face(clamped, FaceKey(clamped.size, clamped.family, clamped.bold));
+  return face ? face->face->metrics() : FontMetrics{};
+}
+
+int TextPainter::Width(const TextStyle& style, std::string_view word) {
+  TextStyle clamped = Clamped(style);
+  const uint32_t key = FaceKey(clamped.size, clamped.family, clamped.bold);
+  EngineFontCache::Handle face = Face(clamped, key);
+  return face ? Word(*face, key, word, nullptr, 0, 0, 0) : 0;
+}
+
+void TextPainter::DrawWord(Surface& target, const TextStyle& style, std::string_view word, int x,
+                           int baseline, uint32_t color, const LayoutRect& clip) {
+  TextStyle clamped = Clamped(style);
+  const uint32_t key = FaceKey(clamped.size, clamped.family, clamped.bold);
+  EngineFontCache::Handle face = Face(clamped, key);
+  BgraView view = ClippedView(target, clip);
+  if (!face || view.pixels == nullptr) return;
+  const LayoutRect area = Intersect(clip, {0, 0, static_cast<int>(target.width()),
+                                           static_cast<int>(target.height())});
+  Word(*face, key, word, &view, x - area.x, baseline - area.y, color);
+  fonts_.SetCost(face, face->MemoryBytes());
+}
 
 }  // namespace lethe::internal

@@ -15,6 +15,7 @@
 #include "glyph_table.h"
 #include "lethe/font_cache.h"
 #include "lethe/font_face.h"
+#include "lethe/glyph_painter.h"
 #include "lethe/page_description.h"
 #include "lethe/pressure_source.h"
 #include "lethe/shaped_word_cache.h"
@@ -31,6 +32,13 @@ constexpr uint32_t FaceKey(int size, FontFamily family, bool bold) {
 
 using EngineFontCache = FontCache<uint32_t, CachedFont>;     // key: FaceKey
 using EngineWordCache = ShapedWordCache<ShapedWord, char>;   // font key: FaceKey
+
+// What a CSS font resolves to among the faces the engine has.
+struct TextStyle {
+  int size = 16;  // pixels per em, clamped to 4..512 where a face is opened
+  FontFamily family = FontFamily::kSansSerif;
+  bool bold = false;
+};
 
 class TextPainter {
  public:
@@ -53,20 +61,28 @@ class TextPainter {
   // The height `text` takes when wrapped at its width, without drawing.
   int Measure(const PageTextItem& text);
 
+  // For a layout engine that places words itself (litehtml): the metrics of the face `style`
+  // resolves to (zeros when no font opens), a word's advance, and a word drawn with its pen at
+  // (x, baseline), only inside `clip`. Words are shaped once through the ShapedWordCache.
+  FontMetrics Metrics(const TextStyle& style);
+  int Width(const TextStyle& style, std::string_view word);
+  void DrawWord(Surface& target, const TextStyle& style, std::string_view word, int x, int baseline,
+                uint32_t color, const LayoutRect& clip);
+
   uint64_t shape_count() const { return shape_count_; }
   const GlyphTotals& glyphs() const { return glyphs_; }
 
  private:
   // Returns the face `text` asks for (`key` = its FaceKey), opening it on a miss (its file, else
   // font_path); an empty handle if neither can be opened.
-  EngineFontCache::Handle Face(const PageTextItem& text, uint32_t key);
+  EngineFontCache::Handle Face(const TextStyle& style, uint32_t key);
   // The file of a style: font_path for regular sans-serif, else from font_files_.
   const std::string& FileFor(FontFamily family, bool bold) const;
   // Lays out (and optionally draws) the run; returns its height.
   int Layout(Surface* target, const PageTextItem& text, int dx, int dy);
   // The advance of `word` shaped with `face`, drawing it at (pen_x, baseline) when `target`.
-  int Word(CachedFont& font, uint32_t face_key, std::string_view word, Surface* target, int pen_x,
-           int baseline, uint32_t color);
+  int Word(CachedFont& font, uint32_t face_key, std::string_view word, const BgraView* target,
+           int pen_x, int baseline, uint32_t color);
 
   EngineFontCache& fonts_;
   EngineWordCache& words_;

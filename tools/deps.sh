@@ -9,8 +9,8 @@ LETHE_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 sqlite3 git strace
   # peers for the allocator benchmark
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
-  # engine: page descriptions, fonts, text shaping
-  nlohmann-json3-dev libfreetype-dev libharfbuzz-dev fonts-dejavu-core
+  # engine: page descriptions, HTML and CSS (litehtml, which brings gumbo), fonts, text shaping
+  nlohmann-json3-dev liblitehtml-dev libgumbo-dev libfreetype-dev libharfbuzz-dev fonts-dejavu-core
 )
 
 # Installs what is missing. As root: apt-get (non-interactive). Otherwise prints the exact

@@ -83,6 +83,20 @@ std::vector<Bytes> GifSeeds() {
 }
 
 // Pages in the format of lethe/page_description.h: every field kind, both item types.
+std::vector<Bytes> HtmlSeeds() {
+  const char* pages[] = {
+      "<!DOCTYPE html><html><head><title>t</title><style>p { float: left; width: 50%; }"
+      " .b { background: url(a.png) repeat-x; border: 1px solid red }</style></head><body>"
+      "<h1>Title</h1><p class=b>One <b>two</b> <i>three</i></p><ul><li>a<li>b</ul>"
+      "<table><tr><td>1<td>2<tr><td colspan=2><img src=x.gif width=10 height=10></table></body>",
+      "<div><div><div><span>deep</span></div></div></div><p>a<p>b<!-- c --><ol><li>x</ol>",
+      "<b><p></b>misnested</p><table><td>cell<style>td{color:red}</style>",
+  };
+  std::vector<Bytes> seeds;
+  for (const char* page : pages) seeds.emplace_back(page, page + std::char_traits<char>::length(page));
+  return seeds;
+}
+
 std::vector<Bytes> PageSeeds() {
   const char* pages[] = {
       R"({"title": "News", "width": 1024, "height": 4100, "background": "#ffffff", "items": [
@@ -126,5 +140,6 @@ int main(int argc, char** argv) {
   write_all("fuzz_probe", jpeg, "jpeg");
   write_all("fuzz_probe", gif, "gif");
   write_all("fuzz_page", PageSeeds(), "page");
+  write_all("fuzz_html", HtmlSeeds(), "html");
   return 0;
 }

@@ -4,8 +4,8 @@ file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
 execute_process(
   COMMAND ${BROWSE} --simulated --threads 1 --viewport 800x600 --trace ${OUT}/trace.json
-    --load ${SITE}/pages/page-01.json --wait-decodes --scroll-by 900 --wait-decodes
-    --screenshot ${OUT}/shot-1.png --open --load ${SITE}/pages/page-02.json
+    --load ${SITE}/pages/page-01.html --wait-decodes --scroll-by 900 --wait-decodes
+    --screenshot ${OUT}/shot-1.png --open --load ${SITE}/pages/page-02.html
     --load ${SITE}/pages/page-03.json --back --forward --tab 1 --run 30 --draw --stats
     --pressure critical --report ${OUT}/report.json --close --stats
   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -106,8 +106,8 @@ std::multimap<std::string, nlohmann::json> ImageItems(const nlohmann::json& desc
 }
 
 TEST_F(SampleSiteTest, PagesReferenceExistingImagesOfEveryKind) {
-  ASSERT_EQ(site_.pages.size(), 3u);
-  for (const std::string& page : site_.pages) {
+  ASSERT_EQ(site_.descriptions.size(), 3u);
+  for (const std::string& page : site_.descriptions) {
     nlohmann::json description = nlohmann::json::parse(Read(page));
     std::set<std::string> extensions;
     for (const auto& [file, item] : ImageItems(description)) {
@@ -123,7 +123,7 @@ TEST_F(SampleSiteTest, PagesReferenceExistingImagesOfEveryKind) {
 
 TEST_F(SampleSiteTest, EveryPageShowsAllItsOwnImagesAndNoOtherPagesImages) {
   for (int page = 1; page <= 3; ++page) {
-    auto items = ImageItems(nlohmann::json::parse(Read(site_.pages[static_cast<size_t>(page - 1)])));
+    auto items = ImageItems(nlohmann::json::parse(Read(site_.descriptions[static_cast<size_t>(page - 1)])));
     for (const ImageSpec& image : site_.images) {
       bool shown = items.count(image.file) > 0;
       EXPECT_EQ(shown, image.page == page || image.page == 0) << "page " << page << ": " << image.file;
@@ -136,7 +136,7 @@ TEST_F(SampleSiteTest, MostOfAPagesDecodedBytesAreItsOwn) {
     std::map<std::string, int> owner;
     for (const ImageSpec& image : site_.images) owner[image.file] = image.page;
     int64_t own_bytes = 0, shared_bytes = 0;
-    for (const auto& [file, item] : ImageItems(nlohmann::json::parse(Read(site_.pages[static_cast<size_t>(page - 1)])))) {
+    for (const auto& [file, item] : ImageItems(nlohmann::json::parse(Read(site_.descriptions[static_cast<size_t>(page - 1)])))) {
       int64_t bytes = int64_t{item["width"].get<int>()} * item["height"].get<int>() * 4;
       (owner.at(file) == 0 ? shared_bytes : own_bytes) += bytes;
     }
@@ -146,7 +146,7 @@ TEST_F(SampleSiteTest, MostOfAPagesDecodedBytesAreItsOwn) {
 }
 
 TEST_F(SampleSiteTest, ImagesOfAPageNeverOverlap) {
-  for (const std::string& page : site_.pages) {
+  for (const std::string& page : site_.descriptions) {
     std::vector<nlohmann::json> items;
     for (const auto& entry : ImageItems(nlohmann::json::parse(Read(page)))) items.push_back(entry.second);
     for (size_t i = 0; i < items.size(); ++i) {
@@ -158,6 +158,53 @@ TEST_F(SampleSiteTest, ImagesOfAPageNeverOverlap) {
                      b["y"].get<int>() + b["height"].get<int>() <= a["y"].get<int>();
         EXPECT_TRUE(apart) << page << ": " << a["src"] << " and " << b["src"];
       }
+    }
+  }
+}
+
+// The image files an HTML page names: <img src="../X"> in the page, url(../X) in its own
+// stylesheet, url(X) in the site's.
+std::set<std::string> HtmlImageFiles(const std::string& html, const std::string& page_css,
+                                     const std::string& site_css) {
+  std::set<std::string> files;
+  auto collect = [&files](const std::string& text, const std::string& opener, char closer,
+                          const std::string& prefix) {
+    for (size_t at = text.find(opener); at != std::string::npos; at = text.find(opener, at + 1)) {
+      size_t start = at + opener.size();
+      size_t end = text.find(closer, start);
+      std::string url = text.substr(start, end - start);
+      EXPECT_EQ(url.rfind(prefix, 0), 0u) << url;
+      files.insert(url.substr(prefix.size()));
+    }
+  };
+  collect(html, "src=\"", '"', "../");
+  collect(page_css, "url(", ')', "../");
+  collect(site_css, "url(", ')', "");
+  return files;
+}
+
+std::string Text(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+TEST_F(SampleSiteTest, HtmlPagesShowTheirOwnImagesAndTheSharedOnesOnly) {
+  ASSERT_EQ(site_.pages.size(), 3u);
+  const std::string site_css = Text(Read("site.css"));
+  ASSERT_FALSE(site_css.empty());
+  for (int page = 1; page <= 3; ++page) {
+    const std::string& path = site_.pages[static_cast<size_t>(page - 1)];
+    ASSERT_EQ(fs::path(path).extension(), ".html");
+    const std::string html = Text(Read(path));
+    const std::string css = Text(Read(fs::path(path).replace_extension(".css").string()));
+    EXPECT_NE(html.find("<link rel=\"stylesheet\" href=\"../site.css\">"), std::string::npos);
+    EXPECT_NE(css.find("background-image"), std::string::npos) << path;
+    for (const char* element : {"<h1>", "<h2>", "<p>", "<ol>", "<ul class", "<table", "class=\"left\"",
+                                "class=\"right\""}) {
+      EXPECT_NE(html.find(element), std::string::npos) << path << " lacks " << element;
+    }
+    const std::set<std::string> files = HtmlImageFiles(html, css, site_css);
+    for (const std::string& file : files) EXPECT_TRUE(fs::exists(directory_ / file)) << file;
+    for (const ImageSpec& image : site_.images) {
+      EXPECT_EQ(files.count(image.file) > 0, image.page == page || image.page == 0)
+          << "page " << page << ": " << image.file;
     }
   }
 }

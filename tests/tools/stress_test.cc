@@ -359,6 +359,19 @@ TEST(StressOptions, WorkloadArgsRepeatTheWorkloadForAChild) {
   EXPECT_TRUE(child.real_time);
 }
 
+TEST(StressPages, PrefersHtmlPagesToPageDescriptions) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "pages");
+  Touch(dir.File("pages/b.html"));
+  Touch(dir.File("pages/a.json"));
+  Touch(dir.File("pages/a.html"));
+  std::vector<std::string> pages;
+  ASSERT_EQ(ListPages(dir.path().string(), 0, 1, &pages), "");
+  ASSERT_EQ(pages.size(), 2u);
+  EXPECT_EQ(fs::path(pages[0]).filename(), "a.html");
+  EXPECT_EQ(fs::path(pages[1]).filename(), "b.html");
+}
+
 TEST(StressPages, ListsPageDescriptionsSortedAndPrefersThePagesFolder) {
   TempDir dir;
   fs::create_directories(dir.path() / "pages");
@@ -395,7 +408,7 @@ TEST(StressPages, PageCountRepeatsAShortListAndScaleMultipliesIt) {
 TEST(StressPages, AnEmptyOrMissingDirectoryIsAnError) {
   TempDir dir;
   std::vector<std::string> pages;
-  EXPECT_NE(ListPages(dir.path().string(), 0, 1, &pages).find("no page descriptions"), std::string::npos);
+  EXPECT_NE(ListPages(dir.path().string(), 0, 1, &pages).find("no pages (*.html, *.json)"), std::string::npos);
   EXPECT_NE(ListPages("/nonexistent/pages", 0, 1, &pages).find("is not a directory"), std::string::npos);
 }
 

@@ -84,7 +84,7 @@ stress-bad-input)
   expect_exit 2 "--windows needs a whole number" "$stress" --windows none
   expect_exit 2 "is not a directory" "$stress" --pages "$work/missing"
   mkdir "$work/empty"
-  expect_exit 2 "no page descriptions" "$stress" --pages "$work/empty" --out "$work/o"
+  expect_exit 2 "no pages" "$stress" --pages "$work/empty" --out "$work/o"
   expect_exit 2 "control socket" "$stress" --serve "$work/no/such/dir/engine.sock" --page-count 1
   echo '{"title": "bad", "items": 3}' >"$work/empty/bad.json"
   expect_exit 2 "bad.json" "$stress" --pages "$work/empty" --page-count 1 --windows 1 --cycles 1 \

@@ -6,12 +6,15 @@
 //             --disk-cache PATH  --quiet
 //   actions:  --open  --load PAGE|IMAGE  --tab N  --close  --scroll-to Y  --scroll-by DY  --back
 //             --forward  --run SECONDS  --wait-decodes  --draw  --screenshot PATH  --report PATH
-//             --pressure moderate|critical  --stats  --serve
+//             --pressure moderate|critical  --stats  --serve  --time-pages DIR
 //
 // Example (the sample site the build generates):
-//   lethe-browse --simulated --load site/pages/page-01.json --scroll-by 1200 --screenshot a.png
-//       --open --load site/pages/page-02.json --tab 1 --run 30 --stats --report memory.json
+//   lethe-browse --simulated --load site/pages/page-01.html --scroll-by 1200 --screenshot a.png
+//       --open --load site/pages/page-02.html --tab 1 --run 30 --stats --report memory.json
 //
+// --time-pages loads every HTML page of DIR (or DIR/pages) in turn in the current window and prints
+// per page the real time of the load (parse, styles, layout, images found) and of the first paint,
+// the document's bytes, then the median and the worst of each.
 // --wait-decodes draws a frame (drawing asks for the visible images) and waits for the decode
 // pool, so that a following --screenshot shows decoded images rather than placeholders.
 // --load opens a window when none is open; --tab N brings the N-th open window to the foreground
@@ -24,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -48,7 +52,7 @@ constexpr const char* kUsage =
     "                    [--control PATH] [--disk-cache PATH] [--quiet] ACTION...\n"
     "actions: --open --load PATH --tab N --close --scroll-to Y --scroll-by DY --back --forward\n"
     "         --run SECONDS --wait-decodes --draw --screenshot PATH --report PATH\n"
-    "         --pressure moderate|critical --stats --serve\n";
+    "         --pressure moderate|critical --stats --serve --time-pages DIR\n";
 
 bool ParseInt(const std::string& text, long low, long high, long* out) {
   char* end = nullptr;
@@ -64,7 +68,7 @@ std::string Parse(int argc, char** argv, Arguments* args) {
                                                     "--draw",  "--stats", "--serve", "--wait-decodes"};
   static const std::vector<std::string> kValue = {"--load",   "--tab",        "--scroll-to",
                                                   "--scroll-by", "--run",     "--screenshot",
-                                                  "--report", "--pressure"};
+                                                  "--report", "--pressure", "--time-pages"};
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     auto value = [&](std::string* out) {
@@ -155,6 +159,7 @@ class Browser {
     if (name == "--pressure") return Pressure(action.value);
     if (name == "--stats") return Stats();
     if (name == "--serve") return Serve();
+    if (name == "--time-pages") return TimePages(action.value);
     return false;
   }
 
@@ -244,6 +249,45 @@ class Browser {
                   Mb(m.shaped_words_bytes), Mb(m.heap_allocated_bytes), Mb(m.resident_bytes),
                   m.window_count);
     return Say(line);
+  }
+  static std::string Figures(std::vector<double> ms) {
+    std::sort(ms.begin(), ms.end());
+    char text[64];
+    std::snprintf(text, sizeof(text), "median %.2f ms, worst %.2f ms", ms[ms.size() / 2], ms.back());
+    return text;
+  }
+  bool TimePages(const std::string& directory) {
+    namespace fs = std::filesystem;
+    std::error_code error;
+    fs::path dir = fs::is_directory(fs::path(directory) / "pages", error) ? fs::path(directory) / "pages"
+                                                                         : fs::path(directory);
+    std::vector<std::string> pages;
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+      if (entry.path().extension() == ".html") pages.push_back(entry.path().string());
+    }
+    std::sort(pages.begin(), pages.end());
+    if (pages.empty()) return Fail("--time-pages: no *.html in " + dir.string());
+    if (Current() == 0) Open();
+    std::vector<double> load_ms, paint_ms, total_ms;
+    for (const std::string& page : pages) {
+      auto start = std::chrono::steady_clock::now();
+      lethe::Status status = engine_.Navigate(current_, page);
+      auto loaded = std::chrono::steady_clock::now();
+      if (!status.ok()) return Fail(status.message());
+      engine_.DrawFrame();
+      auto painted = std::chrono::steady_clock::now();
+      load_ms.push_back(std::chrono::duration<double, std::milli>(loaded - start).count());
+      paint_ms.push_back(std::chrono::duration<double, std::milli>(painted - loaded).count());
+      total_ms.push_back(load_ms.back() + paint_ms.back());
+      char line[256];
+      std::snprintf(line, sizeof(line), "%s: load %.2f ms, first paint %.2f ms, document %zu bytes",
+                    fs::path(page).filename().c_str(), load_ms.back(), paint_ms.back(),
+                    engine_.window(current_)->document()->MemoryBytes());
+      Say(line);
+    }
+    Say(std::to_string(pages.size()) + " pages: load (parse + layout) " + Figures(load_ms) +
+        "; first paint " + Figures(paint_ms) + "; both " + Figures(total_ms));
+    return true;
   }
   bool Serve() {
     std::signal(SIGINT, OnSignal);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "page_html.h"
 #include "page_layout.h"
 #include "site_images.h"
 
@@ -30,7 +31,9 @@ bool WriteImages(const std::filesystem::path& root, const std::vector<PlannedIma
 }
 
 nlohmann::json Index(const Site& site) {
-  nlohmann::json index = {{"images", nlohmann::json::array()}, {"pages", site.pages}};
+  nlohmann::json index = {{"images", nlohmann::json::array()},
+                          {"pages", site.pages},
+                          {"descriptions", site.descriptions}};
   for (const ImageSpec& image : site.images) {
     index["images"].push_back({{"file", image.file}, {"kind", image.kind}, {"width", image.width},
                                {"height", image.height}, {"frames", image.frame_count},
@@ -56,13 +59,21 @@ bool GenerateSite(const std::string& directory, const SiteOptions& options, Site
   }
   const std::vector<PlannedImage> shared = PlanSharedImages(options.seed);
   if (!WriteImages(root, shared, site, error)) return false;
+  if (!WriteText(root / "site.css", SiteStylesheet(shared), error)) return false;
   for (int page = 1; page <= options.page_count; ++page) {
     const std::vector<PlannedImage> own = PlanPageImages(page, options.seed);
     if (!WriteImages(root, own, site, error)) return false;
     char name[32];
-    std::snprintf(name, sizeof(name), "pages/page-%02d.json", page);
-    if (!WriteText(root / name, LayOutPage(page, shared, own, options.seed).dump(1), error)) return false;
-    site->pages.push_back(name);
+    std::snprintf(name, sizeof(name), "pages/page-%02d", page);
+    const std::string base = name;
+    if (!WriteText(root / (base + ".html"), PageHtml(page, shared, own, options.seed), error) ||
+        !WriteText(root / (base + ".css"), PageStylesheet(page, own), error) ||
+        !WriteText(root / (base + ".json"), LayOutPage(page, shared, own, options.seed).dump(1),
+                   error)) {
+      return false;
+    }
+    site->pages.push_back(base + ".html");
+    site->descriptions.push_back(base + ".json");
   }
   return WriteText(root / "index.json", Index(*site).dump(1), error);
 }

@@ -1,5 +1,7 @@
 // sample_site.h — the generated sample site: procedural pictures encoded as PNG, JPEG, static and
-// animated GIF, and page descriptions (JSON) that place them in tall layouts with text.
+// animated GIF, and HTML pages (with a shared and a per-page stylesheet) that show them in articles
+// with text; the same pages also as page descriptions (JSON), for embedders that lay out
+// themselves.
 //
 // Every page has its own images of every kind (a hero photograph, photographs, thumbnails, a
 // chart, a screenshot, diagrams, animations) and shows the few the whole site shares (logo, icons,
@@ -8,8 +10,10 @@
 // the tests read them. Deterministic for a given seed, so figures from two runs compare.
 //
 // Layout on disk:  DIR/index.json   every image (file, kind, size, frames, page) and every page
+//                  DIR/site.css     the shared stylesheet
 //                  DIR/images/      logo.png, icon-*, spinner.gif (shared) and page-NN-*.{jpg,png,gif}
-//                  DIR/pages/       page-NN.json (image sources relative to pages/)
+//                  DIR/pages/       page-NN.html and page-NN.css (URLs relative to pages/), and
+//                                   page-NN.json (the page description of the same page)
 #ifndef LETHE_TOOLS_SAMPLE_SITE_SAMPLE_SITE_H_
 #define LETHE_TOOLS_SAMPLE_SITE_SAMPLE_SITE_H_
 
@@ -35,7 +39,8 @@ struct ImageSpec {
 
 struct Site {
   std::vector<ImageSpec> images;   // the shared images first, then each page's in page order
-  std::vector<std::string> pages;  // relative paths of the page descriptions
+  std::vector<std::string> pages;         // relative paths of the HTML pages
+  std::vector<std::string> descriptions;  // relative paths of the page descriptions (JSON)
 };
 
 // Writes images/ and pages/ under `directory` (created if missing) and index.json listing both.

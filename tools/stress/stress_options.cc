@@ -164,14 +164,16 @@ std::string ListPages(const std::string& directory, int page_count, int scale,
     std::sort(found.begin(), found.end());
     return found;
   };
-  std::vector<std::string> found = collect(directory, {".json"});
-  // The generated site keeps index.json beside pages/: prefer the pages.
-  if (fs::is_directory(fs::path(directory) / "pages", error)) {
-    found = collect(fs::path(directory) / "pages", {".json"});
-  }
+  // HTML pages first; page descriptions where a folder has no HTML; images last. The generated
+  // site keeps index.json beside pages/: prefer the pages.
+  const fs::path pages_dir = fs::is_directory(fs::path(directory) / "pages", error)
+                                 ? fs::path(directory) / "pages"
+                                 : fs::path(directory);
+  std::vector<std::string> found = collect(pages_dir, {".html", ".htm"});
+  if (found.empty()) found = collect(pages_dir, {".json"});
   if (found.empty()) found = collect(directory, {".png", ".jpg", ".jpeg", ".gif"});
   if (found.empty()) {
-    return "--pages: no page descriptions (*.json) or images (*.png, *.jpg, *.gif) in " + directory;
+    return "--pages: no pages (*.html, *.json) or images (*.png, *.jpg, *.gif) in " + directory;
   }
   std::vector<std::string> chosen = found;
   if (page_count > 0) {

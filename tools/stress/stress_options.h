@@ -48,8 +48,8 @@ std::string ParseStressArgs(const std::vector<std::string>& args, StressOptions*
 // The flags a child needs to repeat the parent's workload (pages, counts, times).
 std::vector<std::string> WorkloadArgs(const StressOptions& options);
 
-// The page files to cycle: page descriptions (*.json, sorted) in DIR or DIR/pages, else the images
-// (*.png, *.jpg, *.jpeg, *.gif, sorted) in DIR, each one page. page_count > 0 takes the first N
+// The page files to cycle: HTML pages (*.html, sorted) in DIR or DIR/pages, else page descriptions
+// (*.json), else the images (*.png, *.jpg, *.jpeg, *.gif, sorted) in DIR, each one page. page_count > 0 takes the first N
 // (repeating the list when it is shorter); the list is then repeated `scale` times.
 // Returns "" or why no pages were found.
 std::string ListPages(const std::string& directory, int page_count, int scale,

@@ -41,7 +41,7 @@ class StressTarget {
   // Opens a window and makes it the foreground one. Returns its id (> 0).
   virtual int OpenWindow() = 0;
   virtual void CloseWindow(int id) = 0;
-  // Loads a page description (.json) or an image into window `id`. Returns "" or why it failed.
+  // Loads an HTML page (.html), a page description (.json) or an image into window `id`. Returns "" or why it failed.
   virtual std::string Navigate(int id, const std::string& path) = 0;
   // The document height of window `id`'s page, in layout pixels.
   virtual int PageHeight(int id) = 0;

@@ -1,5 +1,5 @@
 // lethe/document.h — a page laid out: its images placed in a tall layout and its text runs, built
-// from a PageDescription.
+// from a PageDescription, or an HTML page that litehtml laid out (engine/html_page.h).
 //
 // A Document references every image it shows in the engine's image store (and so in the ImageCache:
 // a referenced entry never expires) for as long as it lives — in a window or frozen in the BfCache
@@ -25,12 +25,16 @@ namespace lethe {
 
 namespace internal {
 class ImageStore;
+class HtmlPage;
 }
 
 struct DocumentImage {
   uint64_t image_id = 0;  // 0: broken (could not be loaded)
   std::string url;
-  LayoutRect rect;
+  LayoutRect rect;  // the area it covers (visibility, locks): one tile, or a repeated background's
+  LayoutRect tile;  // one copy of it, at the size it is drawn and decoded
+  bool repeat_x = false;
+  bool repeat_y = false;
   uint32_t natural_width = 0;
   uint32_t natural_height = 0;
   uint32_t frame_count = 0;
@@ -48,6 +52,9 @@ class Document final : public CachedDocument {
  public:
   // Acquires every image; errors loading an image are collected in broken_images(), not fatal.
   Document(const PageDescription& page, std::string url, internal::ImageStore& store);
+  // An HTML page laid out by litehtml: its images are the page's placements (the page holds one
+  // reference per image URL); its text is drawn by the page, so texts() is empty.
+  Document(std::unique_ptr<internal::HtmlPage> page, std::string url, internal::ImageStore& store);
   ~Document() override;
   Document(const Document&) = delete;
   Document& operator=(const Document&) = delete;
@@ -65,6 +72,8 @@ class Document final : public CachedDocument {
   const std::vector<PageTextItem>& texts() const { return texts_; }
   // The engine lays text out once per document: each run's rect.height becomes its wrapped height.
   std::vector<PageTextItem>& texts() { return texts_; }
+  // The HTML page, or nullptr for a page description.
+  internal::HtmlPage* html() const { return html_.get(); }
   // "path: why" for each image that could not be loaded.
   const std::vector<std::string>& broken_images() const { return broken_images_; }
 
@@ -78,6 +87,7 @@ class Document final : public CachedDocument {
   std::vector<DocumentImage> images_;
   std::vector<PageTextItem> texts_;
   std::vector<std::string> broken_images_;
+  std::unique_ptr<internal::HtmlPage> html_;  // last: destroyed first, releasing its images
 };
 
 }  // namespace lethe

@@ -5,7 +5,7 @@
 //   std::string error;
 //   auto engine = lethe::Engine::Create(options, &error);
 //   lethe::WindowId tab = engine->OpenWindow();
-//   engine->Navigate(tab, "site/pages/page-01.json");
+//   engine->Navigate(tab, "site/pages/page-01.html");
 //   engine->ScrollBy(tab, 600);
 //   engine->DrawFrame();                            // the foreground window's viewport, BGRA
 //   engine->Screenshot("shot.png");
@@ -45,6 +45,7 @@
 #include "lethe/event_loop.h"
 #include "lethe/font_cache.h"
 #include "lethe/font_face.h"
+#include "lethe/html_limits.h"
 #include "lethe/image_cache.h"
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_pressure_level.h"
@@ -84,6 +85,9 @@ struct EngineOptions {
   FontCacheOptions fonts;
   ShapedWordCacheOptions shaped_words;
   MemoryPressureOptions pressure;
+
+  // What one HTML page may cost (nesting, words, stylesheets, images); see lethe/html_limits.h.
+  HtmlLimits html;
 
   int viewport_width = 1024;
   int viewport_height = 768;
@@ -212,8 +216,10 @@ class Engine {
   const Window* window(WindowId id) const;
 
   // ---- navigation ---------------------------------------------------------------------------
-  // Loads a page description (.json) or a single image file (PNG/JPEG/GIF) into the window, as a
-  // new history entry. An error names the file and the problem; the window then keeps its page.
+  // Loads an HTML page (.html, .htm: laid out by litehtml at the viewport width), a page
+  // description (.json) or a single image file (PNG/JPEG/GIF) into the window, as a new history
+  // entry. An error names the file and the problem; the window then keeps its page. Malformed
+  // HTML or CSS is not an error: what can be rendered is.
   Status Navigate(WindowId id, const std::string& path);
   // Shows a page made in memory (`url` names it in the history). Going back to it after the
   // BfCache dropped it loads `url` again, so give a loadable path when that matters.

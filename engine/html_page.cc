@@ -1,0 +1,185 @@
+#include "html_page.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "html_bounds.h"
+#include "html_container.h"
+#include "image_store.h"
+
+namespace lethe::internal {
+
+namespace {
+
+// The user-agent stylesheet: what every page starts from (display types, the margins and sizes
+// of headings, paragraphs and lists, tables), written for Lethe.
+constexpr char kUserAgentCss[] = R"(
+html, address, blockquote, body, dd, div, dl, dt, fieldset, form, frame, frameset, h1, h2, h3, h4,
+h5, h6, noframes, ol, p, ul, center, dir, hr, menu, pre, article, aside, footer, header, main,
+nav, section, figure, figcaption { display: block; }
+head, style, script, title, link, meta, base, template, noscript { display: none; }
+li { display: list-item; }
+html { background-color: #ffffff; color: #000000; }
+body { margin: 8px; font-family: sans-serif; font-size: 16px; line-height: normal; }
+h1 { font-size: 2em; margin: 0.67em 0; font-weight: bold; }
+h2 { font-size: 1.5em; margin: 0.75em 0; font-weight: bold; }
+h3 { font-size: 1.17em; margin: 0.83em 0; font-weight: bold; }
+h4 { margin: 1.12em 0; font-weight: bold; }
+h5 { font-size: 0.83em; margin: 1.5em 0; font-weight: bold; }
+h6 { font-size: 0.75em; margin: 1.67em 0; font-weight: bold; }
+p, blockquote, ul, ol, dl, figure { margin: 1em 0; }
+blockquote, figure { margin-left: 40px; margin-right: 40px; }
+ul, ol, dir, menu { padding-left: 40px; }
+ol { list-style-type: decimal; }
+ul { list-style-type: disc; }
+ul ul, ol ul { list-style-type: circle; }
+ol ol, ol ul, ul ol, ul ul { margin-top: 0; margin-bottom: 0; }
+dd { margin-left: 40px; }
+b, strong, th { font-weight: bold; }
+i, em, cite, var, dfn, address { font-style: italic; }
+u, ins { text-decoration: underline; }
+s, strike, del { text-decoration: line-through; }
+pre, code, kbd, samp, tt { font-family: monospace; }
+pre { white-space: pre; margin: 1em 0; }
+small { font-size: 0.83em; }
+big { font-size: 1.17em; }
+sub { vertical-align: sub; font-size: 0.83em; }
+sup { vertical-align: super; font-size: 0.83em; }
+a { color: #0000ee; text-decoration: underline; }
+hr { border: 1px inset #808080; margin: 0.5em 0; }
+center { text-align: center; }
+img { display: inline-block; }
+br { display: block; }
+table { display: table; border-collapse: separate; border-spacing: 2px; }
+thead { display: table-header-group; vertical-align: middle; }
+tbody { display: table-row-group; vertical-align: middle; }
+tfoot { display: table-footer-group; vertical-align: middle; }
+tr { display: table-row; vertical-align: inherit; }
+td, th { display: table-cell; vertical-align: inherit; padding: 1px; }
+th { text-align: center; }
+caption { display: table-caption; text-align: center; }
+col { display: table-column; }
+colgroup { display: table-column-group; }
+)";
+
+}  // namespace
+
+HtmlServices::HtmlServices(ImageStore& store_in, TextPainter& text_in, HtmlLimits limits_in,
+                           int viewport_width_in, int viewport_height_in, LogFunction log_in)
+    : store(store_in),
+      text(text_in),
+      limits(limits_in),
+      viewport_width(viewport_width_in),
+      viewport_height(viewport_height_in),
+      log(std::move(log_in)),
+      context_(std::make_unique<litehtml::context>()) {
+  context_->load_master_stylesheet(kUserAgentCss);
+}
+
+HtmlServices::~HtmlServices() = default;
+
+HtmlPage::HtmlPage(HtmlServices& services, const std::string& url)
+    : services_(services), container_(std::make_unique<HtmlContainer>(services, url)) {}
+
+HtmlPage::~HtmlPage() {
+  document_.reset();  // litehtml's tree first: it may call delete_font on the container
+}
+
+std::unique_ptr<HtmlPage> HtmlPage::Load(HtmlServices& services, const std::string& path,
+                                         std::string* error) {
+  std::error_code ignored;
+  const uintmax_t size = std::filesystem::file_size(path, ignored);
+  if (size != static_cast<uintmax_t>(-1) && size > services.limits.max_page_bytes) {
+    *error = path + ": larger than " + std::to_string(services.limits.max_page_bytes) +
+             " bytes (HtmlLimits::max_page_bytes)";
+    return nullptr;
+  }
+  std::vector<uint8_t> bytes;
+  if (!ReadWholeFile(path, &bytes)) {
+    *error = path + ": cannot open";
+    return nullptr;
+  }
+  if (bytes.size() > services.limits.max_page_bytes) {
+    *error = path + ": larger than " + std::to_string(services.limits.max_page_bytes) + " bytes";
+    return nullptr;
+  }
+  std::string absolute = std::filesystem::absolute(path, ignored).lexically_normal().string();
+  return FromText(services,
+                  std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                  absolute.empty() ? path : absolute);
+}
+
+std::unique_ptr<HtmlPage> HtmlPage::FromText(HtmlServices& services, std::string_view html,
+                                             const std::string& url) {
+  std::unique_ptr<HtmlPage> page(new HtmlPage(services, url));
+  page->Build(html.substr(0, std::min(html.size(), services.limits.max_page_bytes)));
+  return page;
+}
+
+void HtmlPage::Build(std::string_view html) {
+  HtmlCuts cuts;
+  std::string bounded = BoundHtml(html, services_.limits, &cuts);
+  source_bytes_ = html.size();
+  if (cuts.any() && services_.log) {
+    services_.log(container_->title() + " " + cuts.Describe(services_.limits));
+  }
+  litehtml::document::ptr document =
+      litehtml::document::createFromUTF8(bounded.c_str(), container_.get(), &services_.context());
+  bounded = std::string();
+  if (document == nullptr) return;
+  document->render(services_.viewport_width);
+  // Page coordinates stay far from int overflow: 2^28 pixels is ~10^7 lines of text.
+  width_ = std::clamp(document->width(), 1, 1 << 28);
+  height_ = std::clamp(document->height(), 0, 1 << 28);
+  // The canvas colour: the root's background (CSS propagates body's to it when the root has none).
+  if (litehtml::element::ptr root = document->root()) {
+    const litehtml::background* bg = root->get_background();
+    if (bg == nullptr || bg->m_color.alpha == 0) {
+      for (size_t i = 0; i < root->get_children_count(); ++i) {
+        litehtml::element::ptr child = root->get_child(static_cast<int>(i));
+        if (child != nullptr && child->get_tagName() == std::string("body")) {
+          bg = child->get_background();
+        }
+      }
+    }
+    if (bg != nullptr && bg->m_color.alpha == 255) {
+      background_ = 0xff000000u | uint32_t{bg->m_color.red} << 16 |
+                    uint32_t{bg->m_color.green} << 8 | bg->m_color.blue;
+    }
+  }
+  document_ = document;
+}
+
+const std::string& HtmlPage::title() const { return container_->title(); }
+
+const std::vector<std::string>& HtmlPage::broken_images() const {
+  return container_->broken_images();
+}
+
+std::vector<DocumentImage> HtmlPage::TakeImages() {
+  std::vector<DocumentImage> images;
+  auto* document = static_cast<litehtml::document*>(document_.get());
+  if (document == nullptr) return images;
+  container_->BeginRecord(&images);
+  litehtml::position everything(0, 0, std::max(width_, 1), std::max(height_, 1));
+  document->draw(0, 0, 0, &everything);
+  container_->End();
+  return images;
+}
+
+void HtmlPage::Paint(Surface& target, const LayoutRect& viewport, std::vector<DocumentImage>& images,
+                     HtmlImagePainter& painter) {
+  auto* document = static_cast<litehtml::document*>(document_.get());
+  if (document == nullptr) return;
+  container_->BeginPaint(&target, viewport.y, &images, &painter);
+  litehtml::position clip(0, 0, viewport.width, viewport.height);
+  document->draw(0, -viewport.x, -viewport.y, &clip);
+  container_->End();
+}
+
+size_t HtmlPage::MemoryBytes() const {
+  return sizeof(*this) + container_->MemoryBytes();
+}
+
+}  // namespace lethe::internal
