@@ -226,6 +226,30 @@ TEST(PngDecoder, RejectsHugeDimensionsBeforeAllocating) {
             uint64_t{2} << 20);
 }
 
+// Found by the fuzzing campaign: a 4.6 KB file whose sCAL chunk declared 1.9 GB made libpng
+// allocate and zero that much (its length check is a benign error, a warning once benign errors are
+// allowed) before the read failed: 30 s and 1.9 GB of RSS. Past the chunk allocation cap, a chunk
+// other than IDAT now ends the decode before anything that large is allocated.
+TEST(PngDecoder, AnAncillaryChunkDeclaringGigabytesAllocatesNothingLarge) {
+  const Bytes valid = test::EncodePng(PngSpec());
+  Bytes png(valid.begin(), valid.begin() + 33);  // signature and IHDR
+  const Bytes chunk = {0x72, 0x00, 0x00, 0x00, 's', 'C', 'A', 'L', 1, '1', 0, '1'};
+  png.insert(png.end(), chunk.begin(), chunk.end());
+  png.insert(png.end(), valid.begin() + 33, valid.end());
+  lethe_purge();
+  lethe_stats_reset_peak();
+  lethe_stats_t before;
+  lethe_stats(&before);
+  DecodeResult<Surface> surface = DecodePng(png);
+  lethe_stats_t after;
+  lethe_stats(&after);
+  ASSERT_FALSE(surface);
+  EXPECT_EQ(surface.error().code, DecodeErrorCode::kTooLarge) << surface.error().reason;
+  EXPECT_NE(surface.error().reason.find("sCAL"), std::string::npos) << surface.error().reason;
+  EXPECT_LT(after.peak_allocated_bytes - (before.allocated_bytes + before.thread_cache_bytes),
+            uint64_t{16} << 20);
+}
+
 TEST(PngDecoder, HonoursCallerLimits) {
   PngSpec spec;
   DecodeOptions options;
