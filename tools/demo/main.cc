@@ -315,6 +315,14 @@ int Demo::Summarize() {
               static_cast<unsigned long long>(s.regret_after_cap_count),
               static_cast<unsigned long long>(s.regret_after_pressure_count),
               static_cast<double>(s.redecode_time_ns) / 1e6);
+  ImageCacheStats images = engine_->image_cache().stats();
+  std::printf("\nImage cache regret (compressed bytes stored again within %.0f s of their drop): "
+              "%llu images, %.2f MB\n",
+              std::chrono::duration<double>(ImageCacheOptions{}.regret_window).count(),
+              static_cast<unsigned long long>(images.regret_count), Mb(images.regret_bytes));
+  std::printf("Regret in total (discards undone, both caches): %llu, %.2f MB\n",
+              static_cast<unsigned long long>(s.regret_count + images.regret_count),
+              Mb(s.regret_bytes + images.regret_bytes));
   std::printf("\nCritical pressure at t=%.0fs (real time to respond: %.3f ms)\n", pressure_time_,
               std::chrono::duration<double, std::milli>(pressure_result_.total_elapsed).count());
   for (const MemoryPressureListenerResult& listener : pressure_result_.listeners) {
