@@ -42,7 +42,8 @@ void OpenAfterSqliteWasInitialised() {
   if (SqliteMemoryInUse().allocator != SqliteAllocatorKind::kSqliteOwn) std::exit(6);
   MemoryReporter reporter("late");
   auto registration = RegisterSqliteReporter(reporter);
-  const MemoryReportEntry* sqlite = SqliteEntry(reporter.Collect());
+  const MemoryReport report = reporter.Collect();  // the entry points into it
+  const MemoryReportEntry* sqlite = SqliteEntry(report);
   if (sqlite == nullptr || sqlite->kind != ReportKind::kNonHeap) std::exit(7);
   std::exit(0);
 }
@@ -63,7 +64,8 @@ TEST(DiskCacheSqliteHeap, OpeningACachePutsSqliteOnLethesHeapWhenTheProcessRunsO
   const SqliteMemoryUsage usage = SqliteMemoryInUse();
   MemoryReporter reporter("heap");
   auto registration = RegisterSqliteReporter(reporter);
-  const MemoryReportEntry* sqlite = SqliteEntry(reporter.Collect());
+  const MemoryReport report = reporter.Collect();  // the entry points into it
+  const MemoryReportEntry* sqlite = SqliteEntry(report);
   ASSERT_NE(sqlite, nullptr);
   if (ProcessRunsOnLethe()) {
     EXPECT_EQ(usage.allocator, SqliteAllocatorKind::kLethe);

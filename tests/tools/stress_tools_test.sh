@@ -42,13 +42,18 @@ stress-ci-run)
   # the baseline's growth outpaces Lethe's peak; lethe-stress --require-heap-targets checks them.)
   "$stress" --page-count 5 --windows 5 --cycles 3 --idle 60 --out "$out" --no-progress \
     >"$work/stdout" 2>"$work/stderr" || fail "lethe-stress exited $?: $(cat "$work/stdout" "$work/stderr")"
-  grep -qE "^heap: slope of lethe's heap over cycles 2 to 3: [-+][0-9.]+% per cycle   \(target < 1%: met\)" \
-    "$work/stdout" || fail "the heap slope target is not met: $(grep '^heap' "$work/stdout")"
-  awk '/^heap: baseline peak/ {
-         split($0, f, "terminal "); b = f[2] + 0; l = f[3] + 0
-         if (l <= 0 || l >= b) { print "lethe terminal heap " l " MiB, baseline " b " MiB"; exit 1 }
-         found = 1 }
-       END { exit found ? 0 : 1 }' "$work/stdout" || fail "Lethe's terminal heap is not below the baseline's"
+  if grep -q "^heap: not measured in this build" "$work/stdout"; then
+    # A sanitizer's malloc keeps no heap statistic: the heap checks need the default preset.
+    echo "heap figures not measured in this build: heap checks skipped"
+  else
+    grep -qE "^heap: slope of lethe's heap over cycles 2 to 3: [-+][0-9.]+% per cycle   \(target < 1%: met\)" \
+      "$work/stdout" || fail "the heap slope target is not met: $(grep '^heap' "$work/stdout")"
+    awk '/^heap: baseline peak/ {
+           split($0, f, "terminal "); b = f[2] + 0; l = f[3] + 0
+           if (l <= 0 || l >= b) { print "lethe terminal heap " l " MiB, baseline " b " MiB"; exit 1 }
+           found = 1 }
+         END { exit found ? 0 : 1 }' "$work/stdout" || fail "Lethe's terminal heap is not below the baseline's"
+  fi
   contains "$work/stdout" "5 pages x 3 cycles = 15 loads through 5 windows"
   contains "$work/stdout" "baseline: peak RSS"
   contains "$work/stdout" "lethe:    peak RSS"
