@@ -6,7 +6,8 @@ prints the median of each figure and its ratio to the best of the four peers.
 
 usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/liblethe-malloc.so
                           [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
-                                             appends_exact,appends_doubling,bigbuf,rounding,xthread,
+                                             appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
+                                             bigbuf_interleaved,rounding,xthread,
                                              xthread_surfaces]
                           [--raw FILE.json] [--syscalls]
 
@@ -49,8 +50,12 @@ WORKLOADS = {
                                              ("minflt", "faults", True)]),
     "appends_doubling": (["appends", "doubling"], [("ms", "ms", True), ("peak_kb", "KiB", True),
                                                    ("minflt", "faults", True)]),
-    "bigbuf": (["bigbuf"], [("ms", "ms", True), ("peak_kb", "KiB", True),
-                            ("faults_per_mib", "faults/MiB", True)]),
+    "bigbuf_reuse": (["bigbuf", "reuse"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                      ("faults_per_mib", "faults/MiB", True)]),
+    "bigbuf_mixed": (["bigbuf", "mixed"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                      ("faults_per_mib", "faults/MiB", True)]),
+    "bigbuf_interleaved": (["bigbuf", "interleaved"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                            ("faults_per_mib", "faults/MiB", True)]),
     "rounding": (["rounding"], [("rss_over_requested_pct", "%", True),
                                 ("usable_over_requested_pct", "%", True)]),
     "xthread": (["xthread", "small"], [("mops", "Mops/s", False), ("minflt", "faults", True)]),
