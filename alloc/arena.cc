@@ -184,6 +184,32 @@ void ArenaPurgeExcess(Arena* arena) {
   if (arena->heap.dirty_pages() > limit) arena->heap.PurgeExcess(limit / 2);
 }
 
+void (*g_purge_unlocked_hook)(Arena* arena) = nullptr;
+
+uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
+  PurgingRuns runs;
+  arena->lock.Lock();
+  ArenaDrainRemoteFrees(arena);
+  size_t limit = DirtyLimit(arena->heap);
+  // As ArenaPurgeExcess: down to half the limit once it is exceeded.
+  size_t max_dirty = arena->heap.dirty_pages() > limit ? limit / 2 : SIZE_MAX;
+  // At most the pages dirty now: runs freed meanwhile wait for the next pass (with decay_ms:0 a
+  // thread freeing in a loop would otherwise keep this one here).
+  size_t budget = arena->heap.dirty_pages();
+  while (budget > 0 && arena->heap.TakeForPurge(now_ns, decay_ns, max_dirty, &runs) > 0) {
+    arena->lock.Unlock();
+    if (g_purge_unlocked_hook != nullptr) g_purge_unlocked_hook(arena);
+    runs.Purge();
+    arena->lock.Lock();
+    arena->heap.ReturnPurged(runs);
+    size_t pages = runs.pages();
+    budget = pages < budget ? budget - pages : 0;
+  }
+  uint64_t oldest = arena->heap.OldestDirtyNs();
+  arena->lock.Unlock();
+  return oldest;
+}
+
 void ArenaAfterRelease(Arena* arena) {
   PageHeap& heap = arena->heap;
   if (heap.dirty_pages() == 0) return;

@@ -123,6 +123,13 @@ inline void ArenaDrainRemoteFrees(Arena* arena) {
 }
 // Under the arena's lock: purges down to half the dirty limit when the dirty pages exceed it.
 void ArenaPurgeExcess(Arena* arena);
+// The purger's pass over an automatic arena (not a caller arena, whose chunks ReleaseAll may
+// unmap meanwhile): takes the decayed dirty runs, and those above the dirty limit, under the
+// lock and returns their pages to the OS without it (page_heap.h step 9), so that allocations in
+// the arena do not wait for madvise. Returns when its oldest dirty run became dirty.
+uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns);
+// For tests: called by ArenaPurgeUnlocked with no lock held, just before it purges.
+extern void (*g_purge_unlocked_hook)(Arena* arena);
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
 // pages, at least kDirtyFloorPages allowed; purging down to half of it) and, without a background thread, decays.
 void ArenaAfterRelease(Arena* arena);
