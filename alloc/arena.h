@@ -52,8 +52,10 @@ struct Arena {
 // Pages a remote-free stack may hold before the thread that pushes onto it drains it itself.
 inline constexpr uint32_t kRemoteFreeMaxPages = 4096;  // 16 MiB
 
-// Dirty pages an arena may always keep, whatever its active size (2 MiB).
-inline constexpr size_t kDirtyFloorPages = 512;
+// Dirty pages an arena may always keep, whatever its active size (256 KiB, glibc's default trim
+// threshold is 128 KiB). Was 2 MiB: python3 running a short script under Lethe then exited with
+// ~3 MB of dirty pages in its two arenas, against glibc's trimmed heap (issue 15 item 5).
+inline constexpr size_t kDirtyFloorPages = 64;
 
 extern constinit Arena g_arenas[kMaxArenas];
 extern constinit unsigned g_arena_count;

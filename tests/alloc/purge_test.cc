@@ -122,7 +122,12 @@ int IdleChild() {
   lethe_free(lethe_malloc(300 * 1024));
   lethe_stats_t stats;
   if (!PurgerRunning() || !WaitUntilNothingIsDirty(&stats)) return 2;
-  constexpr size_t kBytes = 600 * 1024;  // under the dirty floor: not purged by the limit
+  // Under the dirty limit, so not purged as an excess: 100% of the active pages, 1 MiB of them
+  // live (untouched, no RSS).
+  g_options.dirty_percent = 100;
+  void* active[4];
+  for (void*& run : active) run = lethe_malloc(256 * 1024);
+  constexpr size_t kBytes = 600 * 1024;
   void* block = lethe_malloc(kBytes);
   if (keep == nullptr || block == nullptr) return 3;
   std::memset(block, 1, kBytes);
@@ -144,6 +149,7 @@ int IdleChild() {
   }
   // ... and RSS shows it (by half the block at least: the process's own bookkeeping moves a little).
   if (RssKb() > before - static_cast<long>(kBytes / 1024 / 2)) return 9;
+  for (void* run : active) lethe_free(run);
   lethe_free(keep);
   return 0;
 }
@@ -189,6 +195,12 @@ void AllocateWhilePurging(Arena* arena) {
 TEST(Purge, ThePurgerMadvisesWithoutTheArenaLockAndGivesTheRunsBackClean) {
   Arena* arena = ThreadArena();
   ASSERT_FALSE(arena->caller);
+  // The freed runs must stay dirty until the call, not be purged at once as an excess: a limit
+  // of 100% of the active pages, 4 MiB of them kept live (untouched).
+  uint32_t dirty_percent = g_options.dirty_percent;
+  g_options.dirty_percent = 100;
+  std::vector<void*> live;
+  for (int i = 0; i < 16; ++i) live.push_back(lethe_malloc(256 * 1024));
   std::vector<void*> blocks;
   for (int i = 0; i < 4; ++i) {  // above the thread cache's large lengths, below the dirty floor
     void* block = lethe_malloc(256 * 1024);
@@ -213,13 +225,17 @@ TEST(Purge, ThePurgerMadvisesWithoutTheArenaLockAndGivesTheRunsBackClean) {
   EXPECT_EQ(g_window.lock_free, g_window.calls);
   EXPECT_EQ(g_window.allocated, g_window.calls);
   EXPECT_GE(g_window.purging_pages, 4u * 64u);
-  MutexLock lock(&arena->lock);
-  EXPECT_EQ(arena->heap.purging_pages(), 0u);
-  EXPECT_GE(arena->heap.purged_pages_total() - purged_before, dirty);
-  // The hook's own block was freed dirty after the purge took the runs: at most it is left.
-  EXPECT_LE(arena->heap.dirty_pages(), 64u);
-  EXPECT_EQ(oldest, arena->heap.OldestDirtyNs());
-  arena->heap.Validate();
+  {
+    MutexLock lock(&arena->lock);
+    EXPECT_EQ(arena->heap.purging_pages(), 0u);
+    EXPECT_GE(arena->heap.purged_pages_total() - purged_before, dirty);
+    // The hook's own block was freed dirty after the purge took the runs: at most it is left.
+    EXPECT_LE(arena->heap.dirty_pages(), 64u);
+    EXPECT_EQ(oldest, arena->heap.OldestDirtyNs());
+    arena->heap.Validate();
+  }
+  for (void* block : live) lethe_free(block);
+  g_options.dirty_percent = dirty_percent;
 }
 
 TEST(Options, ParsesEveryKeyAndRejectsBadItems) {
@@ -314,12 +330,12 @@ TEST(Purge, DecayTickPurgesRunsOlderThanTheDecayTimeOnly) {
   uint64_t start = OsNowNs();
   lethe_decay_tick(start);
   void* keep = lethe_malloc(20000);
-  void* block = lethe_malloc(600 * 1024);  // < 1 MiB: under the dirty floor
-  std::memset(block, 1, 600 * 1024);
+  void* block = lethe_malloc(160 * 1024);  // under the dirty floor (256 KiB)
+  std::memset(block, 1, 160 * 1024);
   lethe_free(block);
   lethe_stats_t freed;
   lethe_stats(&freed);
-  ASSERT_GE(freed.dirty_bytes, 600u * 1024);
+  ASSERT_GE(freed.dirty_bytes, 160u * 1024);
   lethe_decay_tick(start + 999 * 1000000ull);
   lethe_stats_t early;
   lethe_stats(&early);
@@ -327,8 +343,8 @@ TEST(Purge, DecayTickPurgesRunsOlderThanTheDecayTimeOnly) {
   lethe_decay_tick(start + 1000 * 1000000ull);
   lethe_stats_t late;
   lethe_stats(&late);
-  EXPECT_LE(late.dirty_bytes + 600u * 1024, freed.dirty_bytes);
-  EXPECT_GE(late.purged_bytes, freed.purged_bytes + 600u * 1024);
+  EXPECT_LE(late.dirty_bytes + 160u * 1024, freed.dirty_bytes);
+  EXPECT_GE(late.purged_bytes, freed.purged_bytes + 160u * 1024);
   lethe_free(keep);
   ValidateHeap();
 }
@@ -336,6 +352,8 @@ TEST(Purge, DecayTickPurgesRunsOlderThanTheDecayTimeOnly) {
 // The huge cache decays on the same clock: a freed huge block's pages stay cached (and mapped)
 // until the decay time has passed, then they are unmapped.
 TEST(Purge, DecayTickUnmapsHugeCachePiecesOlderThanTheDecayTimeOnly) {
+  // The cache keeps freed blocks once kHugeCacheWarmupBlocks were asked for.
+  for (uint64_t i = 0; i < kHugeCacheWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
   lethe_purge();
   uint64_t start = OsNowNs();
   lethe_decay_tick(start);
