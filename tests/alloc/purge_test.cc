@@ -238,6 +238,35 @@ TEST(Purge, ThePurgerMadvisesWithoutTheArenaLockAndGivesTheRunsBackClean) {
   g_options.dirty_percent = dirty_percent;
 }
 
+// An arena's dirty floor starts at 256 KiB and doubles, up to 2 MiB, while excess purges come
+// within decay_ms / 8 of each other (here: a decay time so long that they all do).
+TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
+  Options saved = g_options;
+  g_options.decay_ms = uint64_t{1} << 40;
+  g_options.dirty_percent = 0;  // the limit is the floor
+  Arena* arena = ThreadArena();
+  {
+    MutexLock lock(&arena->lock);
+    arena->dirty_floor_pages = kDirtyFloorMinPages;
+    arena->last_excess_ns = DecayNowNs();
+  }
+  std::vector<size_t> floors;
+  for (int round = 0; round < 5; ++round) {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 8; ++i) {  // 2 MiB, above the largest floor
+      blocks.push_back(lethe_malloc(256 * 1024));
+      std::memset(blocks.back(), 1, 256 * 1024);
+    }
+    for (void* block : blocks) lethe_free(block);
+    MutexLock lock(&arena->lock);
+    ArenaPurgeExcess(arena);  // a no-op when the purge thread took the excess first
+    floors.push_back(arena->dirty_floor_pages);
+  }
+  g_options = saved;
+  EXPECT_EQ(floors.back(), kDirtyFloorMaxPages);
+  for (size_t i = 1; i < floors.size(); ++i) EXPECT_GE(floors[i], floors[i - 1]);
+}
+
 TEST(Options, ParsesEveryKeyAndRejectsBadItems) {
   Options options;
   EXPECT_TRUE(ParseOptions(
