@@ -43,7 +43,7 @@ inline constexpr size_t kHugeMinPieceBytes = size_t{64} << 10;
 // Freed blocks are kept only once the process has asked for this many huge blocks: one that
 // makes a huge block or two (python3 parsing a big file once) gains nothing from keeping them
 // resident, and exited with them resident (issue 15 item 5); decoded images come by the dozen.
-inline constexpr uint64_t kHugeCacheWarmupBlocks = 3;
+inline constexpr uint64_t kHugeCacheWarmupBlocks = 2;
 
 // The VMAs a huge block is made of, in address order: extent i ends ends[i] pages from the
 // block's start (ends[count - 1] is the block's length in pages) and lies in the VMA ids[i].
