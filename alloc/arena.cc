@@ -28,9 +28,19 @@ bool ClaimRelease(Arena* arena) {
   return true;
 }
 
-size_t DirtyLimit(const PageHeap& heap) {
-  size_t limit = heap.active_pages() * g_options.dirty_percent / 100;
-  return limit < kDirtyFloorPages ? kDirtyFloorPages : limit;
+size_t DirtyLimit(const Arena& arena) {
+  size_t limit = arena.heap.active_pages() * g_options.dirty_percent / 100;
+  return limit < arena.dirty_floor_pages ? arena.dirty_floor_pages : limit;
+}
+
+// Under the lock, when the dirty limit was exceeded: grows the floor on a quick repeat.
+void NoteExcess(Arena* arena) {
+  uint64_t now = DecayNowNs();
+  uint64_t window = g_options.decay_ms * 1000000u / 8;
+  if (now - arena->last_excess_ns < window && arena->dirty_floor_pages < kDirtyFloorMaxPages) {
+    arena->dirty_floor_pages *= 2;
+  }
+  arena->last_excess_ns = now;
 }
 
 // Under the lock: frees the live large run at `page` (checked: a racing double free must see a
@@ -50,7 +60,9 @@ void FreeLargeLocked(Arena* arena, Chunk* chunk, uint32_t page, void* pointer, u
 void ArenasInit(unsigned count) {
   if (count == 0) count = 1;
   if (count > kMaxArenas) count = kMaxArenas;
-  for (unsigned i = 0; i < kMaxArenas; ++i) {
+  // Only the arenas in use: writing all kMaxArenas (6 KiB each, zero pages of .bss until
+  // written) made ~280 KiB of every process resident for nothing (issue 15 item 5).
+  for (unsigned i = 0; i < count; ++i) {
     g_arenas[i].index = i;
     g_arenas[i].heap.Init(&g_arenas[i]);
   }
@@ -178,16 +190,49 @@ bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t
 
 
 void ArenaPurgeExcess(Arena* arena) {
-  size_t limit = DirtyLimit(arena->heap);
+  size_t limit = DirtyLimit(*arena);
   // Purge down to half the limit, so that a steady alloc/free pattern at the limit does not make
   // a madvise call per free.
-  if (arena->heap.dirty_pages() > limit) arena->heap.PurgeExcess(limit / 2);
+  if (arena->heap.dirty_pages() > limit) {
+    NoteExcess(arena);
+    arena->heap.PurgeExcess(limit / 2);
+  }
+}
+
+void (*g_purge_unlocked_hook)(Arena* arena) = nullptr;
+
+uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
+  PurgingRuns runs;
+  arena->lock.Lock();
+  ArenaDrainRemoteFrees(arena);
+  size_t limit = DirtyLimit(*arena);
+  // As ArenaPurgeExcess: down to half the limit once it is exceeded.
+  size_t max_dirty = SIZE_MAX;
+  if (arena->heap.dirty_pages() > limit) {
+    NoteExcess(arena);
+    max_dirty = limit / 2;
+  }
+  // At most the pages dirty now: runs freed meanwhile wait for the next pass (with decay_ms:0 a
+  // thread freeing in a loop would otherwise keep this one here).
+  size_t budget = arena->heap.dirty_pages();
+  while (budget > 0 && arena->heap.TakeForPurge(now_ns, decay_ns, max_dirty, &runs) > 0) {
+    arena->lock.Unlock();
+    if (g_purge_unlocked_hook != nullptr) g_purge_unlocked_hook(arena);
+    runs.Purge();
+    arena->lock.Lock();
+    arena->heap.ReturnPurged(runs);
+    size_t pages = runs.pages();
+    budget = pages < budget ? budget - pages : 0;
+  }
+  uint64_t oldest = arena->heap.OldestDirtyNs();
+  arena->lock.Unlock();
+  return oldest;
 }
 
 void ArenaAfterRelease(Arena* arena) {
   PageHeap& heap = arena->heap;
   if (heap.dirty_pages() == 0) return;
-  if (heap.dirty_pages() > DirtyLimit(heap) && !DeferExcessPurge()) ArenaPurgeExcess(arena);
+  if (heap.dirty_pages() > DirtyLimit(*arena) && !DeferExcessPurge()) ArenaPurgeExcess(arena);
   DecayAfterRelease(arena);
 }
 

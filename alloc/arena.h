@@ -22,6 +22,15 @@
 
 namespace lethe::internal {
 
+// Dirty pages an arena may always keep, whatever its active size: from 256 KiB (glibc's default
+// trim threshold is 128 KiB), doubled up to 2 MiB each time an excess purge follows the last one
+// within decay_ms / 8 (the arena frees and refaults pages faster than it should purge them).
+// Why: a fixed 2 MiB left python3 running a short script with ~3 MB dirty in its two arenas at
+// exit, against glibc's trimmed heap (issue 15 item 5); a fixed 256 KiB made lethe-alloc-workload
+// xthread small purge and refault all the time (minflt 491 -> 102,490, futex 2 -> 7,767).
+inline constexpr size_t kDirtyFloorMinPages = 64;
+inline constexpr size_t kDirtyFloorMaxPages = 512;
+
 struct Arena {
   Mutex lock;
   PageHeap heap;
@@ -31,6 +40,8 @@ struct Arena {
   uint64_t large_allocations = 0; // cumulative
   uint64_t large_frees = 0;
   uint64_t last_decay_ns = 0;     // last opportunistic decay check
+  size_t dirty_floor_pages = kDirtyFloorMinPages;  // see kDirtyFloorMinPages
+  uint64_t last_excess_ns = 0;    // the last excess purge
   // Caller-created arenas (caller_arenas.cc). `caller` and `slot` are set at creation and constant
   // while the arena lives; the rest is under the lock.
   bool caller = false;
@@ -52,8 +63,6 @@ struct Arena {
 // Pages a remote-free stack may hold before the thread that pushes onto it drains it itself.
 inline constexpr uint32_t kRemoteFreeMaxPages = 4096;  // 16 MiB
 
-// Dirty pages an arena may always keep, whatever its active size (2 MiB).
-inline constexpr size_t kDirtyFloorPages = 512;
 
 extern constinit Arena g_arenas[kMaxArenas];
 extern constinit unsigned g_arena_count;
@@ -123,8 +132,15 @@ inline void ArenaDrainRemoteFrees(Arena* arena) {
 }
 // Under the arena's lock: purges down to half the dirty limit when the dirty pages exceed it.
 void ArenaPurgeExcess(Arena* arena);
+// The purger's pass over an automatic arena (not a caller arena, whose chunks ReleaseAll may
+// unmap meanwhile): takes the decayed dirty runs, and those above the dirty limit, under the
+// lock and returns their pages to the OS without it (page_heap.h step 9), so that allocations in
+// the arena do not wait for madvise. Returns when its oldest dirty run became dirty.
+uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns);
+// For tests: called by ArenaPurgeUnlocked with no lock held, just before it purges.
+extern void (*g_purge_unlocked_hook)(Arena* arena);
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
-// pages, at least kDirtyFloorPages allowed; purging down to half of it) and, without a background thread, decays.
+// pages, at least the arena's dirty floor allowed; purging down to half of it) and, without a background thread, decays.
 void ArenaAfterRelease(Arena* arena);
 
 void ArenasLockForFork();

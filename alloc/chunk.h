@@ -17,6 +17,8 @@
 //        01 kLargeHead      first page of a large run; count = its length in pages. Class bit 0
 //                           (P, kMapParked) set: the run is parked (freed, kept whole for a
 //                           request of its exact length, page_heap.h step 8), not live.
+//                           Class bit 1 (U, kMapPurging) set: the run is being purged by the
+//                           purger without the arena's lock (page_heap.h step 9), not live.
 //        10 kLargeInterior  other pages of a large run; count = distance to the head.
 //        11 kSmall          page of a small-object run; class = its size class, count = distance
 //                           to the run's first page (a run has at most 16 pages).
@@ -61,6 +63,7 @@ inline constexpr uint32_t kMapClassShift = 4;
 inline constexpr uint32_t kMapCountShift = 12;
 
 inline constexpr uint32_t kMapParked = 1u << kMapClassShift;  // large heads only
+inline constexpr uint32_t kMapPurging = 2u << kMapClassShift;  // large heads only
 inline constexpr uint32_t kMapNoCache = kMapZeroed;            // small pages only (N above)
 
 constexpr PageKind MapKind(uint32_t entry) { return static_cast<PageKind>(entry & kMapKindMask); }
@@ -70,6 +73,9 @@ constexpr bool MapLiveLargeHead(uint32_t entry) {
 }
 constexpr bool MapParked(uint32_t entry) {
   return MapKind(entry) == PageKind::kLargeHead && (entry & kMapParked) != 0;
+}
+constexpr bool MapPurging(uint32_t entry) {
+  return MapKind(entry) == PageKind::kLargeHead && (entry & kMapPurging) != 0;
 }
 constexpr uint32_t MapCount(uint32_t entry) { return entry >> kMapCountShift; }
 constexpr uint32_t MapClass(uint32_t entry) { return (entry >> kMapClassShift) & 0xff; }

@@ -34,17 +34,24 @@ uint64_t DecayNs() { return g_options.decay_ms * 1000000u; }
 // The coarse clock lags CLOCK_MONOTONIC by up to a tick (4 ms at HZ=250).
 constexpr uint64_t kClockSlackNs = 5000000;
 
+// Decays one arena (and purges what exceeds its dirty limit); returns when its oldest dirty run
+// became dirty. Automatic arenas purge without their lock held (ArenaPurgeUnlocked).
+uint64_t PurgeArena(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
+  if (!arena->caller) return ArenaPurgeUnlocked(arena, now_ns, decay_ns);
+  MutexLock lock(&arena->lock);
+  ArenaDrainRemoteFrees(arena);
+  ArenaPurgeExcess(arena);
+  arena->heap.PurgeDecayed(now_ns, decay_ns);
+  return arena->heap.OldestDirtyNs();
+}
+
 // One pass over the arenas; returns the next deadline (UINT64_MAX: nothing dirty).
 uint64_t PurgePass() {
   uint64_t decay_ns = DecayNs();
   uint64_t next = UINT64_MAX;
   g_excess_pending.store(false, std::memory_order_relaxed);
   ForEachArena([&](Arena& arena) {
-    MutexLock lock(&arena.lock);
-    ArenaDrainRemoteFrees(&arena);
-    ArenaPurgeExcess(&arena);
-    arena.heap.PurgeDecayed(DecayNowNs(), decay_ns);
-    uint64_t oldest = arena.heap.OldestDirtyNs();
+    uint64_t oldest = PurgeArena(&arena, DecayNowNs(), decay_ns);
     if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
   });
   uint64_t huge_next = HugeCachePurge(DecayNowNs(), decay_ns);
@@ -175,11 +182,7 @@ void DecayTick(uint64_t now_ns) {
   g_manual_now_ns.store(now_ns);
   g_manual_clock.store(true);
   uint64_t decay_ns = DecayNs();
-  ForEachArena([&](Arena& arena) {
-    MutexLock lock(&arena.lock);
-    ArenaDrainRemoteFrees(&arena);
-    arena.heap.PurgeDecayed(now_ns, decay_ns);
-  });
+  ForEachArena([&](Arena& arena) { PurgeArena(&arena, now_ns, decay_ns); });
   HugeCachePurge(now_ns, decay_ns);
 }
 

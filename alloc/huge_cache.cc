@@ -31,6 +31,7 @@ constinit uint64_t g_reused_bytes = 0;
 constinit uint64_t g_moves = 0;
 constinit uint64_t g_failed_moves = 0;
 constinit std::atomic<uint32_t> g_next_vma_id{1};
+constinit std::atomic<uint64_t> g_requests{0};  // HugeCacheTake calls (kHugeCacheWarmupBlocks)
 
 size_t MaxBytes() { return static_cast<size_t>(g_options.huge_cache_kb) << 10; }
 
@@ -198,6 +199,7 @@ void* Assemble(const Piece* pieces, size_t count, size_t bytes, HugeLayout* layo
 }  // namespace
 
 void* HugeCacheTake(size_t bytes, HugeLayout* layout, size_t* reused_bytes) {
+  g_requests.fetch_add(1, std::memory_order_relaxed);
   Piece taken[kMaxHugeExtents - 1];
   size_t count;
   {
@@ -213,13 +215,15 @@ uint32_t HugeNewVmaId() { return g_next_vma_id.fetch_add(1, std::memory_order_re
 
 void HugeCachePutBlock(uintptr_t block, const HugeLayout& layout) {
   uint64_t now = DecayNowNs();
+  bool keep = g_requests.load(std::memory_order_relaxed) >= kHugeCacheWarmupBlocks;
   Victims victims;
   MutexLock lock(&g_cache_lock);
   uint32_t start = 0;
   for (uint32_t i = 0; i < layout.count; ++i) {
     size_t offset = size_t{start} << kLgPageBytes;
     size_t length = size_t{layout.ends[i] - start} << kLgPageBytes;
-    InsertLocked(Piece{block + offset, length, now, layout.ids[i]}, &victims);
+    Piece piece{block + offset, length, now, layout.ids[i]};
+    if (keep) InsertLocked(piece, &victims); else victims.Add(piece);
     start = layout.ends[i];
   }
 }

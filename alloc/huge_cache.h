@@ -40,6 +40,10 @@ namespace lethe::internal {
 inline constexpr size_t kMaxHugeExtents = 4;
 inline constexpr size_t kHugeCachePieces = 32;
 inline constexpr size_t kHugeMinPieceBytes = size_t{64} << 10;
+// Freed blocks are kept only once the process has asked for this many huge blocks: one that
+// makes a huge block or two (python3 parsing a big file once) gains nothing from keeping them
+// resident, and exited with them resident (issue 15 item 5); decoded images come by the dozen.
+inline constexpr uint64_t kHugeCacheWarmupBlocks = 2;
 
 // The VMAs a huge block is made of, in address order: extent i ends ends[i] pages from the
 // block's start (ends[count - 1] is the block's length in pages) and lies in the VMA ids[i].
@@ -66,7 +70,8 @@ uint32_t HugeNewVmaId();
 // block itself; *layout and *reused_bytes are then untouched). Otherwise *layout receives its
 // extents and *reused_bytes the length of its start that holds old data (the rest reads as zero).
 void* HugeCacheTake(size_t bytes, HugeLayout* layout, size_t* reused_bytes);
-// Keeps the freed extents of the block at `block` for reuse (or unmaps them, see above).
+// Keeps the freed extents of the block at `block` for reuse (or unmaps them, see above, and
+// before kHugeCacheWarmupBlocks requests).
 void HugeCachePutBlock(uintptr_t block, const HugeLayout& layout);
 // Unmaps pieces freed at or before now_ns - decay_ns (every piece with decay_ns = 0 and now_ns =
 // UINT64_MAX); returns the next deadline (UINT64_MAX: none).

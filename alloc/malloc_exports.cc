@@ -16,6 +16,7 @@
 
 #include "allocator.h"
 #include "lethe/alloc.h"
+#include "lethe/check.h"
 #include "stats.h"
 
 using namespace lethe::internal;
@@ -24,22 +25,46 @@ namespace {
 
 bool IsPowerOfTwo(size_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
+// libstdc++'s std::get_new_handler and std::__throw_bad_alloc, bound weakly: liblethe-malloc.so
+// does not need libstdc++, so a C program preloading it (python3, git) does not map libstdc++
+// and libm for nothing (~0.9 MiB resident at exit; issue 15 item 5). Any program that calls
+// operator new has libstdc++ loaded, and the dynamic loader binds these to it.
+extern "C" std::new_handler _ZSt15get_new_handlerv() __attribute__((weak));
+extern "C" [[noreturn]] void _ZSt17__throw_bad_allocv() __attribute__((weak));
+
+// The new-handler, or nullptr when there is none (or no libstdc++ to ask).
+std::new_handler NewHandler() {
+  return _ZSt15get_new_handlerv != nullptr ? _ZSt15get_new_handlerv() : nullptr;
+}
+
+void* AllocateForNew(size_t size, size_t alignment) {
+  return alignment == 0 ? Allocate(size) : AllocateAligned(alignment, size);
+}
+
 // operator new: retries through the new-handler, then throws std::bad_alloc.
 void* NewOrThrow(size_t size, size_t alignment) {
   while (true) {
-    void* block = alignment == 0 ? Allocate(size) : AllocateAligned(alignment, size);
+    void* block = AllocateForNew(size, alignment);
     if (LETHE_LIKELY(block != nullptr)) return block;
-    std::new_handler handler = std::get_new_handler();
-    if (handler == nullptr) throw std::bad_alloc();
+    std::new_handler handler = NewHandler();
+    if (handler == nullptr) {
+      if (_ZSt17__throw_bad_allocv != nullptr) _ZSt17__throw_bad_allocv();
+      lethe_fatal_pointer("operator new: out of memory for ", reinterpret_cast<void*>(size),
+                          " bytes, and no libstdc++ to throw std::bad_alloc");
+    }
     handler();
   }
 }
 
+// The nothrow forms: nullptr where operator new would throw. A new-handler that throws is let
+// through (catching it would need libstdc++'s personality routine in this library).
 void* NewNoThrow(size_t size, size_t alignment) noexcept {
-  try {
-    return NewOrThrow(size, alignment);
-  } catch (...) {
-    return nullptr;
+  while (true) {
+    void* block = AllocateForNew(size, alignment);
+    if (LETHE_LIKELY(block != nullptr)) return block;
+    std::new_handler handler = NewHandler();
+    if (handler == nullptr) return nullptr;
+    handler();
   }
 }
 

@@ -334,6 +334,56 @@ size_t PageHeap::PurgeOldestWhile(KeepGoing keep_going) {
   return purged_pages_total_ - before;
 }
 
+void PurgingRuns::Purge() const {
+  OsPurgeBatch batch;
+  for (size_t i = 0; i < count; ++i) batch.Add(addresses[i], bytes[i]);
+}
+
+size_t PurgingRuns::pages() const {
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) total += bytes[i] >> kLgPageBytes;
+  return total;
+}
+
+size_t PageHeap::TakeForPurge(uint64_t now_ns, uint64_t decay_ns, size_t max_dirty_pages,
+                              PurgingRuns* runs) {
+  runs->count = 0;
+  while (lru_ != nullptr && runs->count < PurgingRuns::kMax &&
+         (dirty_pages_ > max_dirty_pages ||
+          (now_ns >= decay_ns && lru_->dirty_since_ns <= now_ns - decay_ns))) {
+    FreeRunNode* node = lru_;
+    Chunk* chunk = ChunkOf(node);
+    uint32_t page = NodePage(chunk, node);
+    uint32_t pages = MapCount(chunk->map[page]);
+    if (MapParked(chunk->map[page])) {
+      Unpark(chunk, page);  // its entries still read as a large run
+    } else {
+      RemoveFree(chunk, page);
+      MarkLarge(chunk, page, pages);
+    }
+    chunk->map[page] |= kMapPurging;
+    if (chunk == retained_) retained_ = nullptr;
+    purging_pages_ += pages;
+    runs->addresses[runs->count] = PageAddress(chunk, page);
+    runs->bytes[runs->count++] = size_t{pages} << kLgPageBytes;
+  }
+  ValidateIfExpensive();
+  return runs->count;
+}
+
+void PageHeap::ReturnPurged(const PurgingRuns& runs) {
+  for (size_t i = 0; i < runs.count; ++i) {
+    Chunk* chunk = ChunkOf(runs.addresses[i]);
+    uint32_t page = PageOf(chunk, runs.addresses[i]);
+    uint32_t pages = MapCount(chunk->map[page]);
+    LETHE_CHECK(MapPurging(chunk->map[page]), "returning a run that is not being purged");
+    purging_pages_ -= pages;
+    purged_pages_total_ += pages;
+    ReleaseRun(chunk, page, pages, false, 0);
+  }
+  ValidateIfExpensive();
+}
+
 size_t PageHeap::PurgeDecayed(uint64_t now_ns, uint64_t decay_ns) {
   return PurgeOldestWhile(
       [&] { return now_ns >= decay_ns && lru_->dirty_since_ns <= now_ns - decay_ns; });
@@ -354,7 +404,7 @@ size_t PageHeap::PurgeAll() {
 }
 
 void PageHeap::ReleaseAll() {
-  LETHE_CHECK(active_pages_ == 0, "releasing a heap with live runs");
+  LETHE_CHECK(active_pages_ == 0 && purging_pages_ == 0, "releasing a heap with live runs");
   while (chunks_ != nullptr) UnmapChunk(chunks_);
   void* owner = owner_;
   uint32_t small_flags = small_flags_;
@@ -383,7 +433,7 @@ size_t PageHeap::largest_free_run() const {
 }
 
 void PageHeap::Validate() const {
-  size_t active = 0, dirty_pages = 0, parked = 0, free_runs = 0, chunks = 0;
+  size_t active = 0, dirty_pages = 0, parked = 0, purging = 0, free_runs = 0, chunks = 0;
   ChunkRing::ForEach(chunks_, [&](const Chunk* chunk) {
     ++chunks;
     LETHE_CHECK(chunk->heap == this, "chunk of another heap in the list");
@@ -410,11 +460,15 @@ void PageHeap::Validate() const {
         case PageKind::kLargeHead:
           pages = MapCount(entry);
           LETHE_CHECK(pages > 0 && page + pages <= kChunkPages, "large run length out of range");
-          LETHE_CHECK(MapLiveLargeHead(entry & ~kMapParked), "large run head flags");
+          LETHE_CHECK(MapLiveLargeHead(entry & ~(kMapParked | kMapPurging)) &&
+                          !(MapParked(entry) && MapPurging(entry)),
+                      "large run head flags");
           for (uint32_t i = 1; i < pages; ++i) {
             LETHE_CHECK(chunk->map[page + i] == MapLargeInterior(i), "large run interior entry");
           }
-          if (MapParked(entry)) {
+          if (MapPurging(entry)) {
+            purging += pages;
+          } else if (MapParked(entry)) {
             LETHE_CHECK(pages >= kParkMinPages && pages <= kParkMaxPages, "parked length");
             parked += pages;
             dirty_pages += pages;
@@ -444,6 +498,7 @@ void PageHeap::Validate() const {
   });
   LETHE_CHECK(chunks == chunk_count_, "chunk count");
   LETHE_CHECK(active == active_pages_, "active page count");
+  LETHE_CHECK(purging == purging_pages_, "purging page count");
   LETHE_CHECK(dirty_pages == dirty_pages_, "dirty page count");
   size_t listed = 0;
   for (int dirty = 0; dirty < 2; ++dirty) {

@@ -44,6 +44,12 @@
 //     the next owner's first page again (size-class allocators get this from their slots).
 //     lethe-alloc-workload churn: peak RSS -11 MB, faults -3%. A parked run counts as dirty and
 //     sits in the dirty LRU, so decay, the dirty limit and purge-all take it like any dirty run.
+//  9. Purging without the lock (the purger, for automatic arenas): the oldest dirty runs are
+//     taken out of the lists under the arena's lock and marked purging (a large head with
+//     kMapPurging: not live, not free, so no allocation takes them, no free coalesces into them
+//     and their chunk stays mapped); their pages go back to the OS without the lock; then,
+//     under the lock again, they are freed as clean runs. Why: madvise of a few MiB takes
+//     milliseconds, and an allocation in that arena waited for it (issue 15 item 6).
 #ifndef LETHE_ALLOC_PAGE_HEAP_H_
 #define LETHE_ALLOC_PAGE_HEAP_H_
 
@@ -66,6 +72,17 @@ inline constexpr uint32_t kParkPerLength = 16;
 inline constexpr size_t kParkedMaxPages = 2048;
 // Step 3: large runs of this length and more take dirty runs first.
 inline constexpr uint32_t kDirtyFirstLargePages = 64;
+
+// Runs taken out for purging without the lock (step 9): their address ranges.
+struct PurgingRuns {
+  static constexpr size_t kMax = OsPurgeBatch::kMaxRanges;
+  void* addresses[kMax];
+  size_t bytes[kMax];
+  size_t count = 0;
+  // Returns the runs' pages to the OS (one batch); made without the arena's lock.
+  void Purge() const;
+  size_t pages() const;
+};
 
 class PageHeap {
  public:
@@ -105,6 +122,14 @@ class PageHeap {
   // leaves the heap as Init left it (the cumulative purge count stays). For a caller arena
   // whose last block went: its chunks go back whole.
   void ReleaseAll();
+  // Step 9. Takes up to PurgingRuns::kMax of the oldest dirty runs while they are decayed
+  // (dirty since now_ns - decay_ns or before) or the dirty pages exceed max_dirty_pages, and
+  // marks them purging; returns how many. The caller purges them unlocked, then gives them back.
+  size_t TakeForPurge(uint64_t now_ns, uint64_t decay_ns, size_t max_dirty_pages,
+                      PurgingRuns* runs);
+  // Frees the runs of TakeForPurge, whose pages are gone, as clean runs.
+  void ReturnPurged(const PurgingRuns& runs);
+  size_t purging_pages() const { return purging_pages_; }
   // When the oldest dirty run became dirty; UINT64_MAX when there is none.
   uint64_t OldestDirtyNs() const;
 
@@ -186,6 +211,7 @@ class PageHeap {
   size_t dirty_pages_ = 0;
   size_t chunk_count_ = 0;
   uint64_t purged_pages_total_ = 0;
+  size_t purging_pages_ = 0;  // in runs taken for purging (step 9)
 };
 
 }  // namespace lethe::internal

@@ -428,6 +428,9 @@ namespace lethe::internal {
 namespace {
 
 TEST(AllocatorHugeCache, FreedHugeBlocksAreKeptAsDirtyReusedZeroedByCallocAndPurged) {
+  // The cache keeps freed blocks once kHugeCacheWarmupBlocks were asked for.
+  for (uint64_t i = 0; i < kHugeCacheWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
+  lethe_purge();
   auto* first = static_cast<unsigned char*>(lethe_malloc(3 << 20));
   ASSERT_NE(first, nullptr);
   std::memset(first, 0x11, 3 << 20);

@@ -102,9 +102,15 @@ void ExpectOneVmaEach(const std::vector<const void*>& blocks) {
   }
 }
 
+// The cache keeps freed blocks once kHugeCacheWarmupBlocks were asked for.
+void WarmUpHugeCache() {
+  for (uint64_t i = 0; i < kHugeCacheWarmupBlocks; ++i) lethe_free(lethe_malloc(2 * kMiB));
+}
+
 class HugeCache : public ::testing::Test {
  protected:
   void SetUp() override {
+    WarmUpHugeCache();
     lethe_purge();  // an empty cache
     before_ = GetHugeCacheStats();
     ASSERT_EQ(before_.cached_bytes, 0u);

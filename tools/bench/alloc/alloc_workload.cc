@@ -2,7 +2,7 @@
 // it with LD_PRELOAD). Prints one line of "key=value" results. Driven by run_alloc_bench.py.
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
-//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding | xthread small|surfaces |
+//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | xthread small|surfaces |
 //        pairs N
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
@@ -30,9 +30,10 @@
 //           started again; 3*10^6 appends. exact: realloc to exactly the new length at every
 //           append; doubling: capacity doubled when full. Reports time, peak RSS, page faults, and
 //           the reallocs that moved a buffer with the bytes they copied.
-//  bigbuf   decoded-image-like buffers of 1-16 MiB (log-uniform), allocated, written in full
-//           and freed, up to 4 live at once, 400 of them. Reports time, peak RSS, page faults
-//           per MiB allocated.
+//  bigbuf reuse|mixed|interleaved  decoded-image-like buffers, allocated, written in full and
+//           freed, 400 of them. reuse: 4 MiB, one live at a time; mixed: 1-16 MiB (log-uniform),
+//           up to 4 live; interleaved: 1-16 MiB, up to 16 live. Reports time (and per GiB
+//           written), peak RSS, page faults per MiB allocated.
 //  rounding 3000 large blocks of 16 KiB-1 MiB (log-uniform), only the requested bytes written:
 //           RSS growth against the requested and the usable bytes (what class rounding costs).
 //  xthread small|surfaces  producer/consumer: one thread allocates blocks and passes them in
@@ -481,21 +482,33 @@ void RunAppends(bool exact) {
 }
 
 // ---- big buffers: decoded images allocated, written in full, freed -----------------------------
-void RunBigBuffers() {
-  constexpr int kBuffers = 400;
-  constexpr size_t kLive = 4;
+// One shape of bigbuf: `count` buffers of `low`..`high` bytes (log-uniform), at most `live` at
+// once (a random one freed to make room), each written in full.
+struct BigBufferShape {
+  const char* name;
+  int count;
+  size_t live;
+  size_t low, high;
+};
+constexpr BigBufferShape kBigBufferShapes[] = {
+    {"reuse", 400, 1, 4 << 20, 4 << 20},        // one decoded image at a time, one size
+    {"mixed", 400, 4, 1 << 20, 16 << 20},       // a few live, sizes 1-16 MiB
+    {"interleaved", 400, 16, 1 << 20, 16 << 20},  // a screenful of images live
+};
+
+void RunBigBuffers(const BigBufferShape& shape) {
   Random random(23);
   std::vector<std::pair<void*, size_t>> live;
   size_t allocated = 0;
   long faults = MinorFaults();
   double start = NowMs();
-  for (int i = 0; i < kBuffers; ++i) {
-    if (live.size() == kLive) {
-      size_t victim = random.Below(kLive);
+  for (int i = 0; i < shape.count; ++i) {
+    if (live.size() == shape.live) {
+      size_t victim = random.Below(shape.live);
       std::free(live[victim].first);
       live.erase(live.begin() + static_cast<long>(victim));
     }
-    size_t size = LogUniform(random, 1 << 20, 16 << 20);
+    size_t size = shape.low == shape.high ? shape.low : LogUniform(random, shape.low, shape.high);
     void* block = std::malloc(size);
     if (block == nullptr) std::abort();
     Touch(block, size, static_cast<unsigned char>(i));
@@ -505,8 +518,16 @@ void RunBigBuffers() {
   double elapsed = NowMs() - start;
   faults = MinorFaults() - faults;
   for (auto& [block, size] : live) std::free(block);
-  std::printf("ms=%.1f peak_kb=%ld minflt=%ld faults_per_mib=%.1f\n", elapsed, PeakRssKb(),
-              faults, static_cast<double>(faults) / (static_cast<double>(allocated) / (1 << 20)));
+  double mib = static_cast<double>(allocated) / (1 << 20);
+  std::printf("ms=%.1f ms_per_gib=%.1f peak_kb=%ld minflt=%ld faults_per_mib=%.1f\n", elapsed,
+              elapsed / (mib / 1024), PeakRssKb(), faults, static_cast<double>(faults) / mib);
+}
+
+const BigBufferShape* FindBigBufferShape(const char* name) {
+  for (const BigBufferShape& shape : kBigBufferShapes) {
+    if (std::strcmp(shape.name, name) == 0) return &shape;
+  }
+  return nullptr;
 }
 
 // ---- rounding: what large size classes cost in RSS ---------------------------------------------
@@ -627,8 +648,8 @@ int main(int argc, char** argv) {
     RunAppends(std::strcmp(argv[2], "exact") == 0);
   } else if (mode == "pairs" && argc > 2 && std::atol(argv[2]) > 0) {
     RunPairs(std::atol(argv[2]));
-  } else if (mode == "bigbuf") {
-    RunBigBuffers();
+  } else if (mode == "bigbuf" && argc > 2 && FindBigBufferShape(argv[2]) != nullptr) {
+    RunBigBuffers(*FindBigBufferShape(argv[2]));
   } else if (mode == "rounding") {
     RunRounding();
   } else if (mode == "xthread" && argc > 2 &&
@@ -638,7 +659,8 @@ int main(int argc, char** argv) {
     const bool help = mode == "--help" || mode == "-h";
     std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
-                 " pagemap LIVE_RUNS | appends exact|doubling | bigbuf | rounding |"
+                 " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved |"
+                 " rounding |"
                  " xthread small|surfaces | pairs N\n",
                  argv[0], Churn::kCycles * Churn::kPages);
     return help ? 0 : 2;

@@ -6,7 +6,8 @@ prints the median of each figure and its ratio to the best of the four peers.
 
 usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/liblethe-malloc.so
                           [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
-                                             appends_exact,appends_doubling,bigbuf,rounding,xthread,
+                                             appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
+                                             bigbuf_interleaved,rounding,xthread,python_exit,
                                              xthread_surfaces]
                           [--raw FILE.json] [--syscalls]
 
@@ -34,7 +35,18 @@ PEERS = [("glibc", None), ("jemalloc", LIBDIR + "/libjemalloc.so.2"),
          ("mimalloc", LIBDIR + "/libmimalloc.so.2"),
          ("tcmalloc", LIBDIR + "/libtcmalloc_minimal.so.4")]
 
-# workload name -> (arguments, [(figure, unit, lower is better)])
+PYTHON_EXIT_SCRIPT = (
+    "import json\n"
+    "d = [{'k': i, 'v': str(i) * 10} for i in range(20000)]\n"
+    "s = json.dumps(d)\n"
+    "del d, s\n"
+    "st = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+    "kb = lambda k: st[k].split()[0]\n"
+    "print('exit_rss_kb=%s exit_anon_kb=%s exit_file_kb=%s peak_kb=%s' %\n"
+    "      (kb('VmRSS'), kb('RssAnon'), kb('RssFile'), kb('VmHWM')))\n")
+
+# workload name -> (arguments, [(figure, unit, lower is better)]); arguments starting with
+# "python3" run that program instead of lethe-alloc-workload.
 WORKLOADS = {
     "churn": (["churn"], [("load_ms", "ms", True), ("peak_rss_kb", "KiB", True),
                           ("idle_rss_kb", "KiB", True), ("live_kb", "KiB", True)]),
@@ -49,13 +61,22 @@ WORKLOADS = {
                                              ("minflt", "faults", True)]),
     "appends_doubling": (["appends", "doubling"], [("ms", "ms", True), ("peak_kb", "KiB", True),
                                                    ("minflt", "faults", True)]),
-    "bigbuf": (["bigbuf"], [("ms", "ms", True), ("peak_kb", "KiB", True),
-                            ("faults_per_mib", "faults/MiB", True)]),
+    "bigbuf_reuse": (["bigbuf", "reuse"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                      ("faults_per_mib", "faults/MiB", True)]),
+    "bigbuf_mixed": (["bigbuf", "mixed"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                      ("faults_per_mib", "faults/MiB", True)]),
+    "bigbuf_interleaved": (["bigbuf", "interleaved"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                            ("faults_per_mib", "faults/MiB", True)]),
     "rounding": (["rounding"], [("rss_over_requested_pct", "%", True),
                                 ("usable_over_requested_pct", "%", True)]),
     "xthread": (["xthread", "small"], [("mops", "Mops/s", False), ("minflt", "faults", True)]),
     "xthread_surfaces": (["xthread", "surfaces"], [("mops", "Mops/s", False),
                                                    ("minflt", "faults", True)]),
+    # A short real program, not lethe-alloc-workload: python3 starting, building and dumping a
+    # 20,000-entry JSON list, dropping it, and printing its own RSS just before it exits.
+    "python_exit": (["python3", "-c", PYTHON_EXIT_SCRIPT],
+                    [("exit_rss_kb", "KiB", True), ("exit_anon_kb", "KiB", True),
+                     ("exit_file_kb", "KiB", True), ("peak_kb", "KiB", True)]),
 }
 # Workloads whose system calls --syscalls counts (strace -f -c, one extra run per allocator, not
 # timed: strace slows every call down).
@@ -78,6 +99,7 @@ TARGETS = {
     ("appends_doubling", "ms"): ("<=", 1.0),
     ("xthread", "mops"): (">=", 1.0),
     ("xthread_surfaces", "mops"): (">=", 1.0),
+    ("python_exit", "exit_rss_kb"): ("<=", 1.0),
 }
 PAGEMAP_TARGET = 1.2  # Lethe's own ns/op with 10^5 live runs over 10^2
 SHORT_WORKLOADS = ("mt1", "mt2", "pagemap100", "pagemap100000")
@@ -118,8 +140,8 @@ def run(workload_path, arguments, library):
         env["LD_PRELOAD"] = library
     else:
         env.pop("LD_PRELOAD", None)
-    proc = subprocess.run([workload_path] + arguments, env=env, capture_output=True, text=True,
-                          timeout=600)
+    command = arguments if arguments[0] == "python3" else [workload_path] + arguments
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise SystemExit("%s %s under %s failed: %s" % (workload_path, arguments, library,
                                                          proc.stderr[-500:]))
