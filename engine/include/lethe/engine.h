@@ -49,6 +49,7 @@
 #include "lethe/image_cache.h"
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_pressure_level.h"
+#include "lethe/memory_figures.h"
 #include "lethe/memory_reporter.h"
 #include "lethe/page_description.h"
 #include "lethe/pressure_monitor.h"
@@ -151,29 +152,8 @@ struct PressureOutcome {
   MemoryPressureDispatchResult dispatch;  // per cache
 };
 
-// What the engine holds now; cheap (no report collection).
-struct MemorySnapshot {
-  uint64_t surfaces_bytes = 0;         // decoded surfaces and animations
-  uint64_t locked_surfaces_bytes = 0;  // of which locked (visible)
-  uint64_t images_bytes = 0;           // compressed bytes and placeholders
-  uint64_t bfcache_bytes = 0;
-  uint64_t fonts_bytes = 0;           // faces and their glyph tables
-  uint64_t glyph_bytes = 0;           // of which glyph tables
-  uint64_t shaped_words_bytes = 0;
-  uint64_t sqlite_bytes = 0;
-  uint64_t framebuffer_bytes = 0;
-  uint64_t heap_allocated_bytes = 0;   // lethe_stats().allocated_bytes
-  uint64_t resident_bytes = 0;         // RSS
-  size_t surface_count = 0;
-  size_t image_count = 0;
-  size_t bfcache_document_count = 0;
-  size_t window_count = 0;
-  size_t glyph_count = 0;              // glyph bitmaps kept
-  // What a critical pressure event would free in the caches now: unlocked surfaces, compressed
-  // bytes no document references, the BfCache, the faces (referenced only while a run is being
-  // drawn, so all of them between frames) and the shaped words. SQLite's page cache not included.
-  uint64_t discardable_bytes = 0;
-};
+// MemorySnapshot (what the engine holds now, cheap) is generated from the list of figures in
+// lethe/memory_figures.h.
 
 struct EngineStats {
   uint64_t decode_count = 0;          // surfaces decoded (any thread)
