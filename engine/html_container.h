@@ -26,7 +26,7 @@ namespace lethe::internal {
 
 struct HtmlFont {
   TextStyle style;
-  bool italic = false;      // drawn upright (no oblique faces): a fallback
+  bool italic = false;      // style.italic: the italic face, or the upright one slanted
   unsigned decoration = 0;  // litehtml::font_decoration_* bits
   FontMetrics metrics;
 };
