@@ -174,6 +174,30 @@ namespace internal {
 class EngineImpl;
 }
 
+// An embedder's reference to a document, as a script context or an extension holding its DOM
+// would be: while one lives, the document's DOM, style and layout stay allocated (in its arena),
+// even after its window closed or the BfCache let it go; such a closed document is reported as a
+// ghost (ghost-windows, and its bytes under explicit/ghost-windows/window(url)/dom) until the last
+// reference is dropped, which frees it and clears the report. Copies are more references. Drop
+// every one before the Engine (checked: the DOM's container uses the engine's image store).
+class RetainedDocument {
+ public:
+  RetainedDocument() = default;
+  explicit operator bool() const { return dom_ != nullptr; }
+  const std::string& url() const { return url_; }
+  void reset() {
+    dom_.reset();  // first: the DOM may be the last thing that needs the engine
+    engine_.reset();
+    url_.clear();
+  }
+
+ private:
+  friend class internal::EngineImpl;
+  std::shared_ptr<const void> dom_;
+  std::shared_ptr<const void> engine_;  // the engine counts these to check none outlives it
+  std::string url_;
+};
+
 class Engine {
  public:
   // nullptr with *error set when the options are inconsistent (simulated time on a real clock, a
@@ -194,6 +218,10 @@ class Engine {
   std::vector<WindowId> windows() const;
   // nullptr for an unknown id. For inspection (tests, tools); valid until the window closes.
   const Window* window(WindowId id) const;
+  // A reference that keeps the window's current document alive past its window (see
+  // RetainedDocument). Empty for an unknown window, an empty one, or a document without a DOM
+  // (a bare image, a page description).
+  RetainedDocument RetainDocument(WindowId id);
 
   // ---- navigation ---------------------------------------------------------------------------
   // Loads an HTML page (.html, .htm: laid out by litehtml at the viewport width), a page
