@@ -284,7 +284,10 @@ void HtmlContainer::draw_background(litehtml::uint_ptr, const litehtml::backgrou
     return;
   }
   // Tiles are drawn square; what they put outside the rounded corners is put back afterwards.
+  // The saved rows are the painter's scratch, not the page's: outside its arena.
+  ArenaScope engine(LETHE_ARENA_NONE);
   RoundedCornerGuard corners(*target_, shape, Intersect(area, Clip()));
+  ArenaScope page(engine.previous());
   PlaceImage(Resolve(bg.image.c_str(), bg.baseurl.c_str()), area, tile, repeat_x, repeat_y);
   corners.Restore();
 }
