@@ -94,6 +94,7 @@ void HtmlContainer::BeginRecord(std::vector<DocumentImage>* images) {
   scroll_y_ = 0;
   placements_.clear();
   clips_.clear();
+  rounded_clips_.clear();
 }
 
 void HtmlContainer::BeginPaint(Surface* target, int scroll_y, std::vector<DocumentImage>* images,
@@ -104,6 +105,7 @@ void HtmlContainer::BeginPaint(Surface* target, int scroll_y, std::vector<Docume
   images_ = images;
   painter_ = painter;
   clips_.clear();
+  rounded_clips_.clear();
 }
 
 void HtmlContainer::End() {
@@ -418,16 +420,30 @@ void HtmlContainer::draw_borders(litehtml::uint_ptr, const litehtml::borders& bo
   PaintBorders(*target_, RectOf(draw_pos), box, Clip());
 }
 
-void HtmlContainer::set_clip(const litehtml::position& pos, const litehtml::border_radiuses&,
+void HtmlContainer::set_clip(const litehtml::position& pos, const litehtml::border_radiuses& radius,
                              bool valid_x, bool valid_y) {
   LayoutRect clip = RectOf(pos);
   if (!valid_x) clip.x = -(1 << 29), clip.width = 1 << 30;
   if (!valid_y) clip.y = -(1 << 29), clip.height = 1 << 30;
+  std::unique_ptr<RoundedClip> rounded;
+  const RoundedBox shape(RectOf(pos), RadiiOf(radius));
+  if (mode_ == Mode::kPaint && valid_x && valid_y && shape.radii().any()) {
+    ArenaScope engine(LETHE_ARENA_NONE);  // painter scratch, not the page's DOM
+    rounded = std::make_unique<RoundedClip>(*target_, shape, Intersect(clip, Clip()));
+  }
   clips_.push_back(clip);
+  rounded_clips_.push_back(std::move(rounded));
 }
 
 void HtmlContainer::del_clip() {
-  if (!clips_.empty()) clips_.pop_back();
+  if (clips_.empty()) return;
+  if (rounded_clips_.back() != nullptr) {
+    rounded_clips_.back()->guard.Restore();
+    ArenaScope engine(LETHE_ARENA_NONE);
+    rounded_clips_.back().reset();
+  }
+  rounded_clips_.pop_back();
+  clips_.pop_back();
 }
 
 void HtmlContainer::get_client_rect(litehtml::position& client) const {

@@ -246,5 +246,20 @@ TEST_F(HtmlPaintTest, BorderRadiusRoundsASolidBorderAndABackgroundImage) {
   EXPECT_EQ(PixelAt(frame, 100, 130), kRed);
 }
 
+TEST_F(HtmlPaintTest, OverflowHiddenWithBorderRadiusClipsTheChildrenToTheRoundedBox) {
+  Show(R"(<div style="margin:0; width:100px; height:60px; overflow:hidden; border-radius:20px">
+            <div style="width:100px; height:60px; background:red"></div></div>)");
+  const Framebuffer& frame = Frame();
+  for (uint32_t y = 10; y < 30; ++y) {
+    for (uint32_t x = 10; x < 30; ++x) {
+      const Where where = AgainstCircle(x, y, 30, 30, 20);
+      if (where == Where::kEdge) continue;
+      ASSERT_EQ(PixelAt(frame, x, y), where == Where::kInside ? kRed : kWhite) << x << "," << y;
+    }
+  }
+  EXPECT_EQ(PixelAt(frame, 109, 69), kWhite);  // the bottom-right corner too
+  EXPECT_EQ(PixelAt(frame, 60, 40), kRed);
+}
+
 }  // namespace
 }  // namespace lethe
