@@ -340,6 +340,11 @@ uint64_t ImageCache::referenced_bytes() const {
   return referenced_bytes_;
 }
 
+uint64_t ImageCache::discardable_bytes() const {
+  std::lock_guard<internal::CacheMutex> lock(mutex_);
+  return used_bytes_ - referenced_bytes_;
+}
+
 size_t ImageCache::entry_count() const {
   std::lock_guard<internal::CacheMutex> lock(mutex_);
   return entries_.size();

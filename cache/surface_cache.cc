@@ -514,6 +514,11 @@ uint64_t SurfaceCache::locked_bytes() const {
   return impl_->locked_bytes;
 }
 
+uint64_t SurfaceCache::discardable_bytes() const {
+  std::lock_guard<internal::CacheMutex> lock(impl_->mutex);
+  return impl_->used_bytes - impl_->locked_bytes;
+}
+
 size_t SurfaceCache::surface_count() const {
   std::lock_guard<internal::CacheMutex> lock(impl_->mutex);
   return impl_->entries.size();

@@ -58,6 +58,7 @@ std::vector<WindowId> Engine::windows() const {
   return ids;
 }
 const Window* Engine::window(WindowId id) const { return impl_->FindWindow(id); }
+RetainedDocument Engine::RetainDocument(WindowId id) { return impl_->RetainDocument(id); }
 Status Engine::Navigate(WindowId id, const std::string& path) { return impl_->Navigate(id, path); }
 Status Engine::Load(WindowId id, const PageDescription& page, const std::string& url) {
   return impl_->Load(id, page, url);

@@ -63,6 +63,7 @@ class EngineImpl final : private HtmlImagePainter {
   void ArmTicks();
 
   Window* FindWindow(WindowId id) const;
+  RetainedDocument RetainDocument(WindowId id);
 
   // For the facade's getters.
   WindowId foreground() const { return foreground_; }
@@ -117,6 +118,8 @@ class EngineImpl final : private HtmlImagePainter {
   PressureOutcome last_pressure_;
   std::unique_ptr<PressureMonitor> monitor_;
   std::unique_ptr<ControlServer> control_;
+  // Shared with every RetainedDocument: more than one owner at destruction is one outliving us.
+  std::shared_ptr<const char> retained_token_ = std::make_shared<const char>('\0');
 
   std::unique_ptr<Document> LoadDocument(const std::string& path, std::string* error);
   std::unique_ptr<Document> MakeDocument(const PageDescription& page, const std::string& url);

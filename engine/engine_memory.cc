@@ -140,8 +140,12 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
                     "Glyphs rasterized by FreeType (misses of the glyph tables).");
   collector.Counter("fonts/glyph-table-clears", glyphs_.clear_count,
                     "Glyph tables emptied because a new glyph would pass their cap.");
-  collector.Add({"engine/windows", ReportKind::kOther, ReportUnits::kCount,
-                 static_cast<int64_t>(windows_.size()), "Open windows."});
+  const MemorySnapshot memory = Memory();
+  for (const MemoryFigure& figure : kMemoryFigures) {
+    collector.Add({std::string(figure.report_path), ReportKind::kOther,
+                   figure.is_count ? ReportUnits::kCount : ReportUnits::kBytes,
+                   static_cast<int64_t>(figure.value(memory)), std::string(figure.description)});
+  }
 }
 
 MemorySnapshot EngineImpl::Memory() const {
@@ -164,11 +168,10 @@ MemorySnapshot EngineImpl::Memory() const {
   snapshot.image_count = images_.entry_count();
   snapshot.bfcache_document_count = bfcache_.document_count();
   snapshot.window_count = windows_.size();
-  snapshot.discardable_bytes = (snapshot.surfaces_bytes - snapshot.locked_surfaces_bytes) +
-                               (snapshot.images_bytes - images_.referenced_bytes()) +
-                               snapshot.bfcache_bytes +
-                               (fonts_.referenced_font_count() == 0 ? snapshot.fonts_bytes : 0) +
-                               snapshot.shaped_words_bytes;
+  // Each cache says what a critical event would free: the engine does not re-derive their policies.
+  snapshot.discardable_bytes = surfaces_.discardable_bytes() + images_.discardable_bytes() +
+                               bfcache_.discardable_bytes() + fonts_.discardable_bytes() +
+                               words_.discardable_bytes();
   return snapshot;
 }
 
@@ -181,16 +184,9 @@ EngineStats EngineImpl::stats() const {
 ControlReply EngineImpl::ControlStats() const {
   MemorySnapshot memory = Memory();
   ControlReply reply;
-  reply.AddNumber("surfaces_bytes", static_cast<int64_t>(memory.surfaces_bytes));
-  reply.AddNumber("locked_surfaces_bytes", static_cast<int64_t>(memory.locked_surfaces_bytes));
-  reply.AddNumber("images_bytes", static_cast<int64_t>(memory.images_bytes));
-  reply.AddNumber("bfcache_bytes", static_cast<int64_t>(memory.bfcache_bytes));
-  reply.AddNumber("fonts_bytes", static_cast<int64_t>(memory.fonts_bytes));
-  reply.AddNumber("shaped_words_bytes", static_cast<int64_t>(memory.shaped_words_bytes));
-  reply.AddNumber("heap_allocated_bytes", static_cast<int64_t>(memory.heap_allocated_bytes));
-  reply.AddNumber("resident_bytes", static_cast<int64_t>(memory.resident_bytes));
-  reply.AddNumber("discardable_bytes", static_cast<int64_t>(memory.discardable_bytes));
-  reply.AddNumber("windows", static_cast<int64_t>(memory.window_count));
+  for (const MemoryFigure& figure : kMemoryFigures) {
+    reply.AddNumber(std::string(figure.stats_key), static_cast<int64_t>(figure.value(memory)));
+  }
   reply.AddNumber("pressure_events", static_cast<int64_t>(stats_.pressure_event_count));
   reply.AddNumber("decodes", static_cast<int64_t>(stats_.decode_count));
   return reply;
@@ -202,15 +198,16 @@ void EngineImpl::SampleTrace() {
   if (trace_ == nullptr) return;
   auto now = std::chrono::duration_cast<TraceRecorder::Micros>(clock_.Now().time_since_epoch());
   MemorySnapshot memory = Memory();
-  trace_->Counter("images", now,
-                  {{"decoded", static_cast<int64_t>(memory.surfaces_bytes)},
-                   {"compressed", static_cast<int64_t>(memory.images_bytes)}});
-  trace_->Counter("documents", now, {{"bfcache", static_cast<int64_t>(memory.bfcache_bytes)}});
-  trace_->Counter("text", now,
-                  {{"fonts", static_cast<int64_t>(memory.fonts_bytes)},
-                   {"shaped_words", static_cast<int64_t>(memory.shaped_words_bytes)}});
-  trace_->Counter("heap", now, {{"allocated", static_cast<int64_t>(memory.heap_allocated_bytes)}});
-  trace_->Counter("resident", now, {{"rss", static_cast<int64_t>(memory.resident_bytes)}});
+  // One counter event per trace_counter of the list, its figures as the event's arguments, in
+  // list order (the figures of one counter are adjacent in the list, but do not rely on it).
+  std::vector<std::pair<std::string_view, std::vector<std::pair<std::string, int64_t>>>> counters;
+  for (const MemoryFigure& figure : kMemoryFigures) {
+    auto it = std::find_if(counters.begin(), counters.end(),
+                           [&](const auto& counter) { return counter.first == figure.trace_counter; });
+    if (it == counters.end()) it = counters.insert(counters.end(), {figure.trace_counter, {}});
+    it->second.emplace_back(std::string(figure.trace_arg), static_cast<int64_t>(figure.value(memory)));
+  }
+  for (const auto& [name, args] : counters) trace_->Counter(std::string(name), now, args);
 }
 
 void EngineImpl::TraceInstant(const std::string& name,

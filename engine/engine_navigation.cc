@@ -41,6 +41,17 @@ Window* EngineImpl::FindWindow(WindowId id) const {
   return found == windows_.end() ? nullptr : found->second.get();
 }
 
+RetainedDocument EngineImpl::RetainDocument(WindowId id) {
+  const Window* window = FindWindow(id);
+  const Document* document = window != nullptr ? window->document() : nullptr;
+  if (document == nullptr || document->html() == nullptr) return {};
+  RetainedDocument retained;
+  retained.dom_ = document->html()->RetainDom();
+  retained.engine_ = retained_token_;
+  retained.url_ = document->url();
+  return retained;
+}
+
 // ---- windows ----------------------------------------------------------------------------------
 
 WindowId EngineImpl::OpenWindow() {

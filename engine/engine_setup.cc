@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine_impl.h"
+#include "lethe/check.h"
 #include "lethe/sqlite_allocator.h"
 
 namespace lethe::internal {
@@ -74,6 +75,8 @@ EngineImpl::EngineImpl(EngineOptions options, Clock& clock, std::unique_ptr<Manu
 }
 
 EngineImpl::~EngineImpl() {
+  LETHE_CHECK(retained_token_.use_count() == 1,
+              "a RetainedDocument outlived its Engine (drop it first: its DOM uses the engine)");
   control_.reset();
   monitor_.reset();
   pool_.reset();  // joins the workers: nothing inserts any more

@@ -55,16 +55,19 @@ std::string FreeTypeErrorText(FT_Error error) {
 
 }  // namespace
 
-FontFace::FontFace(std::string path, int pixel_size)
-    : path_(std::move(path)), pixel_size_(pixel_size), memory_(std::make_unique<Memory>()) {}
+FontFace::FontFace(std::string path, int pixel_size, bool oblique)
+    : path_(std::move(path)),
+      pixel_size_(pixel_size),
+      oblique_(oblique),
+      memory_(std::make_unique<Memory>()) {}
 
 std::unique_ptr<FontFace> FontFace::Open(const std::string& path, int pixel_size,
-                                         std::string* error) {
+                                         std::string* error, bool oblique) {
   if (pixel_size < 4 || pixel_size > 512) {
     *error = "font size " + std::to_string(pixel_size) + " px is outside 4..512";
     return nullptr;
   }
-  std::unique_ptr<FontFace> face(new FontFace(path, pixel_size));
+  std::unique_ptr<FontFace> face(new FontFace(path, pixel_size, oblique));
   if (!face->Init(error)) return nullptr;
   return face;
 }
@@ -95,6 +98,12 @@ bool FontFace::Init(std::string* error) {
   metrics_.ascent = static_cast<int>((face->size->metrics.ascender + 63) >> 6);
   metrics_.descent = static_cast<int>((-face->size->metrics.descender + 63) >> 6);
   metrics_.line_height = static_cast<int>((face->size->metrics.height + 63) >> 6);
+  if (oblique_) {
+    // x' = x + 0.2126 y (16.16 fixed point): the slant FreeType's own FT_GlyphSlot_Oblique uses.
+    // A shear keeps every horizontal advance, so HarfBuzz's shaping stays that of the upright face.
+    FT_Matrix shear{0x10000, 0x0366A, 0, 0x10000};
+    FT_Set_Transform(face, &shear, nullptr);
+  }
   hb_font_ = hb_ft_font_create_referenced(face);
   return true;
 }

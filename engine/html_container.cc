@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "box_painter.h"
 #include "image_store.h"
 #include "painter.h"
 #include "url.h"
@@ -22,6 +23,28 @@ uint32_t Argb(const litehtml::web_color& color) {
 }
 
 LayoutRect RectOf(const litehtml::position& pos) { return {pos.x, pos.y, pos.width, pos.height}; }
+
+CornerRadii RadiiOf(const litehtml::border_radiuses& r) {
+  return {r.top_left_x,     r.top_left_y,     r.top_right_x,   r.top_right_y,
+          r.bottom_right_x, r.bottom_right_y, r.bottom_left_x, r.bottom_left_y};
+}
+
+BorderSide SideOf(const litehtml::border& border) {
+  BorderStyle style = BorderStyle::kNone;
+  switch (border.style) {
+    case litehtml::border_style_none:
+    case litehtml::border_style_hidden: style = BorderStyle::kNone; break;
+    case litehtml::border_style_dotted: style = BorderStyle::kDotted; break;
+    case litehtml::border_style_dashed: style = BorderStyle::kDashed; break;
+    case litehtml::border_style_solid: style = BorderStyle::kSolid; break;
+    case litehtml::border_style_double: style = BorderStyle::kDouble; break;
+    case litehtml::border_style_groove: style = BorderStyle::kGroove; break;
+    case litehtml::border_style_ridge: style = BorderStyle::kRidge; break;
+    case litehtml::border_style_inset: style = BorderStyle::kInset; break;
+    case litehtml::border_style_outset: style = BorderStyle::kOutset; break;
+  }
+  return {border.width, style, Argb(border.color)};
+}
 
 std::string Trimmed(std::string_view text) {
   while (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
@@ -71,6 +94,7 @@ void HtmlContainer::BeginRecord(std::vector<DocumentImage>* images) {
   scroll_y_ = 0;
   placements_.clear();
   clips_.clear();
+  rounded_clips_.clear();
 }
 
 void HtmlContainer::BeginPaint(Surface* target, int scroll_y, std::vector<DocumentImage>* images,
@@ -81,6 +105,7 @@ void HtmlContainer::BeginPaint(Surface* target, int scroll_y, std::vector<Docume
   images_ = images;
   painter_ = painter;
   clips_.clear();
+  rounded_clips_.clear();
 }
 
 void HtmlContainer::End() {
@@ -108,6 +133,7 @@ litehtml::uint_ptr HtmlContainer::create_font(const char* face_name, int size, i
   font->style.size = std::clamp(size, 4, 512);
   font->style.bold = weight >= 600;
   font->italic = italic == litehtml::fontStyleItalic;
+  font->style.italic = font->italic;
   font->decoration = decoration;
   // The first family of the list that the engine has a face for; else sans-serif (the fallback).
   std::string_view names = face_name != nullptr ? face_name : "";
@@ -237,7 +263,16 @@ void HtmlContainer::get_image_size(const char* src, const char* baseurl, litehtm
 
 void HtmlContainer::draw_background(litehtml::uint_ptr, const litehtml::background_paint& bg) {
   const LayoutRect area = RectOf(bg.clip_box);
-  if (mode_ == Mode::kPaint && bg.color.alpha != 0) FillBox(area, Argb(bg.color));
+  // The background is clipped to the border box with its corners rounded (and to clip_box).
+  const RoundedBox shape(RectOf(bg.border_box), RadiiOf(bg.border_radius));
+  const bool rounded = shape.radii().any();
+  if (mode_ == Mode::kPaint && bg.color.alpha != 0) {
+    if (rounded) {
+      FillRounded(*target_, shape, area, Argb(bg.color), Clip());
+    } else {
+      FillBox(area, Argb(bg.color));
+    }
+  }
   if (bg.image.empty() || bg.image_size.width <= 0 || bg.image_size.height <= 0) return;
   const bool repeat_x = bg.repeat == litehtml::background_repeat_repeat ||
                         bg.repeat == litehtml::background_repeat_repeat_x;
@@ -246,7 +281,17 @@ void HtmlContainer::draw_background(litehtml::uint_ptr, const litehtml::backgrou
   const int max_px = services_.limits.max_box_px;
   const LayoutRect tile{bg.position_x, bg.position_y, std::min(bg.image_size.width, max_px),
                         std::min(bg.image_size.height, max_px)};
+  if (mode_ != Mode::kPaint || !rounded) {
+    PlaceImage(Resolve(bg.image.c_str(), bg.baseurl.c_str()), area, tile, repeat_x, repeat_y);
+    return;
+  }
+  // Tiles are drawn square; what they put outside the rounded corners is put back afterwards.
+  // The saved rows are the painter's scratch, not the page's: outside its arena.
+  ArenaScope engine(LETHE_ARENA_NONE);
+  RoundedCornerGuard corners(*target_, shape, Intersect(area, Clip()));
+  ArenaScope page(engine.previous());
   PlaceImage(Resolve(bg.image.c_str(), bg.baseurl.c_str()), area, tile, repeat_x, repeat_y);
+  corners.Restore();
 }
 
 void HtmlContainer::PlaceImage(const std::string& url, const LayoutRect& area,
@@ -367,34 +412,38 @@ void HtmlContainer::FillBox(const LayoutRect& rect, uint32_t color) {
 void HtmlContainer::draw_borders(litehtml::uint_ptr, const litehtml::borders& borders,
                                  const litehtml::position& draw_pos, bool) {
   if (mode_ != Mode::kPaint) return;
-  auto visible = [](const litehtml::border& border) {
-    return border.width > 0 && border.style != litehtml::border_style_none &&
-           border.style != litehtml::border_style_hidden;
-  };
-  const LayoutRect box = RectOf(draw_pos);
-  // Every style is drawn solid (dotted, dashed, double and the 3-D ones included).
-  if (visible(borders.top)) FillBox({box.x, box.y, box.width, borders.top.width}, Argb(borders.top.color));
-  if (visible(borders.bottom)) {
-    FillBox({box.x, box.bottom() - borders.bottom.width, box.width, borders.bottom.width},
-            Argb(borders.bottom.color));
+  const BoxBorders box{SideOf(borders.left), SideOf(borders.top), SideOf(borders.right),
+                       SideOf(borders.bottom), RadiiOf(borders.radius)};
+  if (!box.left.visible() && !box.top.visible() && !box.right.visible() && !box.bottom.visible()) {
+    return;
   }
-  if (visible(borders.left)) FillBox({box.x, box.y, borders.left.width, box.height}, Argb(borders.left.color));
-  if (visible(borders.right)) {
-    FillBox({box.x + box.width - borders.right.width, box.y, borders.right.width, box.height},
-            Argb(borders.right.color));
-  }
+  PaintBorders(*target_, RectOf(draw_pos), box, Clip());
 }
 
-void HtmlContainer::set_clip(const litehtml::position& pos, const litehtml::border_radiuses&,
+void HtmlContainer::set_clip(const litehtml::position& pos, const litehtml::border_radiuses& radius,
                              bool valid_x, bool valid_y) {
   LayoutRect clip = RectOf(pos);
   if (!valid_x) clip.x = -(1 << 29), clip.width = 1 << 30;
   if (!valid_y) clip.y = -(1 << 29), clip.height = 1 << 30;
+  std::unique_ptr<RoundedClip> rounded;
+  const RoundedBox shape(RectOf(pos), RadiiOf(radius));
+  if (mode_ == Mode::kPaint && valid_x && valid_y && shape.radii().any()) {
+    ArenaScope engine(LETHE_ARENA_NONE);  // painter scratch, not the page's DOM
+    rounded = std::make_unique<RoundedClip>(*target_, shape, Intersect(clip, Clip()));
+  }
   clips_.push_back(clip);
+  rounded_clips_.push_back(std::move(rounded));
 }
 
 void HtmlContainer::del_clip() {
-  if (!clips_.empty()) clips_.pop_back();
+  if (clips_.empty()) return;
+  if (rounded_clips_.back() != nullptr) {
+    rounded_clips_.back()->guard.Restore();
+    ArenaScope engine(LETHE_ARENA_NONE);
+    rounded_clips_.back().reset();
+  }
+  rounded_clips_.pop_back();
+  clips_.pop_back();
 }
 
 void HtmlContainer::get_client_rect(litehtml::position& client) const {

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "box_painter.h"
 #include "html_page.h"
 #include "image_store.h"
 #include "text_painter.h"
@@ -26,7 +27,7 @@ namespace lethe::internal {
 
 struct HtmlFont {
   TextStyle style;
-  bool italic = false;      // drawn upright (no oblique faces): a fallback
+  bool italic = false;      // style.italic: the italic face, or the upright one slanted
   unsigned decoration = 0;  // litehtml::font_decoration_* bits
   FontMetrics metrics;
 };
@@ -114,6 +115,15 @@ class HtmlContainer final : public litehtml::document_container {
   HtmlImagePainter* painter_ = nullptr;
   std::map<PlacementKey, size_t> placements_;  // built by the record pass
   std::vector<LayoutRect> clips_;
+  // A clip with rounded corners (overflow: hidden with border-radius) keeps what its corners cover
+  // from before it was set, and puts it back when it is removed; nullptr for a square clip.
+  struct RoundedClip {
+    RoundedClip(Surface& target, const RoundedBox& box, const LayoutRect& area)
+        : shape(box), guard(target, shape, area) {}
+    RoundedBox shape;
+    RoundedCornerGuard guard;  // refers to shape
+  };
+  std::vector<std::unique_ptr<RoundedClip>> rounded_clips_;  // one per clips_ entry
 };
 
 }  // namespace lethe::internal

@@ -7,30 +7,50 @@
 
 namespace lethe::internal {
 
-const std::string& TextPainter::FileFor(FontFamily family, bool bold) const {
+const std::string& TextPainter::FileFor(FontFamily family, bool bold, bool italic) const {
+  const FontFiles& f = font_files_;
   switch (family) {
-    case FontFamily::kSansSerif: return bold ? font_files_.sans_serif_bold : font_path_;
-    case FontFamily::kSerif: return bold ? font_files_.serif_bold : font_files_.serif;
-    case FontFamily::kMonospace: return bold ? font_files_.monospace_bold : font_files_.monospace;
+    case FontFamily::kSansSerif:
+      if (italic) return bold ? f.sans_serif_bold_italic : f.sans_serif_italic;
+      return bold ? f.sans_serif_bold : font_path_;
+    case FontFamily::kSerif:
+      if (italic) return bold ? f.serif_bold_italic : f.serif_italic;
+      return bold ? f.serif_bold : f.serif;
+    case FontFamily::kMonospace:
+      if (italic) return bold ? f.monospace_bold_italic : f.monospace_italic;
+      return bold ? f.monospace_bold : f.monospace;
   }
   return font_path_;
+}
+
+std::unique_ptr<FontFace> TextPainter::OpenFace(const TextStyle& text, uint32_t key,
+                                                std::string* error) {
+  const std::string& path = FileFor(text.family, text.bold, text.italic);
+  std::unique_ptr<FontFace> face = FontFace::Open(path, text.size, error);
+  if (face != nullptr) return face;
+  const std::string first_error = *error;
+  // Italic without its file: the upright face of the style, slanted (a synthesized oblique).
+  std::string fallback = font_path_;
+  if (text.italic) {
+    const std::string& upright = FileFor(text.family, text.bold, false);
+    if (upright != path) face = FontFace::Open(upright, text.size, error, true);
+    if (face != nullptr) fallback = upright;
+  }
+  if (face == nullptr && path != font_path_) face = FontFace::Open(font_path_, text.size, error, text.italic);
+  const uint32_t style_bit = 1u << (key >> 16);
+  if (face != nullptr && (reported_fallback_styles_ & style_bit) == 0 && log_) {
+    log_(first_error + "; drawing " + FontFamilyName(text.family) + (text.bold ? " bold" : "") +
+         (text.italic ? " italic" : "") + " with " + fallback + (text.italic ? " slanted" : ""));
+  }
+  reported_fallback_styles_ |= style_bit;
+  return face;
 }
 
 EngineFontCache::Handle TextPainter::Face(const TextStyle& text, uint32_t key) {
   EngineFontCache::Handle handle = fonts_.Lookup(key);
   if (handle) return handle;
-  const std::string& path = FileFor(text.family, text.bold);
   std::string error;
-  std::unique_ptr<FontFace> face = FontFace::Open(path, text.size, &error);
-  if (face == nullptr && path != font_path_) {
-    const uint32_t style_bit = 1u << (key >> 16);
-    if ((reported_fallback_styles_ & style_bit) == 0 && log_) {
-      log_(error + "; drawing " + FontFamilyName(text.family) + (text.bold ? " bold" : "") +
-           " with " + font_path_);
-    }
-    reported_fallback_styles_ |= style_bit;
-    face = FontFace::Open(font_path_, text.size, &error);
-  }
+  std::unique_ptr<FontFace> face = OpenFace(text, key, &error);
   if (face == nullptr) {
     if (!reported_font_error_ && log_) log_(error);
     reported_font_error_ = true;
@@ -116,13 +136,13 @@ TextStyle Clamped(TextStyle style) {
 
 FontMetrics TextPainter::Metrics(const TextStyle& style) {
   TextStyle clamped = Clamped(style);
-  EngineFontCache::Handle face = Face(clamped, FaceKey(clamped.size, clamped.family, clamped.bold));
+  EngineFontCache::Handle face = Face(clamped, FaceKey(clamped.size, clamped.family, clamped.bold, clamped.italic));
   return face ? face->face->metrics() : FontMetrics{};
 }
 
 int TextPainter::Width(const TextStyle& style, std::string_view word) {
   TextStyle clamped = Clamped(style);
-  const uint32_t key = FaceKey(clamped.size, clamped.family, clamped.bold);
+  const uint32_t key = FaceKey(clamped.size, clamped.family, clamped.bold, clamped.italic);
   EngineFontCache::Handle face = Face(clamped, key);
   return face ? Word(*face, key, word, nullptr, 0, 0, 0) : 0;
 }
@@ -130,7 +150,7 @@ int TextPainter::Width(const TextStyle& style, std::string_view word) {
 void TextPainter::DrawWord(Surface& target, const TextStyle& style, std::string_view word, int x,
                            int baseline, uint32_t color, const LayoutRect& clip) {
   TextStyle clamped = Clamped(style);
-  const uint32_t key = FaceKey(clamped.size, clamped.family, clamped.bold);
+  const uint32_t key = FaceKey(clamped.size, clamped.family, clamped.bold, clamped.italic);
   EngineFontCache::Handle face = Face(clamped, key);
   BgraView view = ClippedView(target, clip);
   if (!face || view.pixels == nullptr) return;

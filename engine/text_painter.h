@@ -25,9 +25,10 @@
 namespace lethe::internal {
 
 // A face's key in the FontCache and the ShapedWordCache: pixels per em (4..512, 16 bits) and the
-// style (family * 2 + bold) above them.
-constexpr uint32_t FaceKey(int size, FontFamily family, bool bold) {
-  return static_cast<uint32_t>(size) | (static_cast<uint32_t>(family) * 2 + (bold ? 1 : 0)) << 16;
+// style ((family * 2 + bold) * 2 + italic) above them.
+constexpr uint32_t FaceKey(int size, FontFamily family, bool bold, bool italic = false) {
+  return static_cast<uint32_t>(size) |
+         ((static_cast<uint32_t>(family) * 2 + (bold ? 1 : 0)) * 2 + (italic ? 1 : 0)) << 16;
 }
 
 using EngineFontCache = FontCache<uint32_t, CachedFont>;     // key: FaceKey
@@ -38,6 +39,7 @@ struct TextStyle {
   int size = 16;  // pixels per em, clamped to 4..512 where a face is opened
   FontFamily family = FontFamily::kSansSerif;
   bool bold = false;
+  bool italic = false;  // CSS italic or oblique: the italic file, else a slanted upright face
 };
 
 class TextPainter {
@@ -77,7 +79,10 @@ class TextPainter {
   // font_path); an empty handle if neither can be opened.
   EngineFontCache::Handle Face(const TextStyle& style, uint32_t key);
   // The file of a style: font_path for regular sans-serif, else from font_files_.
-  const std::string& FileFor(FontFamily family, bool bold) const;
+  const std::string& FileFor(FontFamily family, bool bold, bool italic) const;
+  // Opens the face of `style`: its file; for italic, else its upright file slanted; else font_path
+  // (slanted for italic). nullptr with *error when none opens. Fallbacks are logged once a style.
+  std::unique_ptr<FontFace> OpenFace(const TextStyle& style, uint32_t key, std::string* error);
   // Lays out (and optionally draws) the run; returns its height.
   int Layout(Surface* target, const PageTextItem& text, int dx, int dy);
   // The advance of `word` shaped with `face`, drawing it at (pen_x, baseline) when `target`.
@@ -92,7 +97,7 @@ class TextPainter {
   FontFiles font_files_;
   LogFunction log_;
   bool reported_font_error_ = false;
-  uint32_t reported_fallback_styles_ = 0;  // bit family * 2 + bold: its fallback was logged
+  uint32_t reported_fallback_styles_ = 0;  // bit (family * 2 + bold) * 2 + italic: logged
   uint64_t shape_count_ = 0;
 };
 

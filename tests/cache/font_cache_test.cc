@@ -110,6 +110,32 @@ TEST(FontCache, PressureModerateAgesCriticalDropsUnreferenced) {
   EXPECT_TRUE(cache.Lookup("used"));
 }
 
+// discardable_bytes is the cache's own answer to "what would critical free": exactly the fonts no
+// Handle holds, following a cost that changed while held.
+TEST(FontCache, DiscardableBytesAreTheUnreferencedFontsAndCriticalFreesExactlyThem) {
+  ManualClock clock;
+  Fonts cache(clock);
+  Fonts::Handle held = InsertFont(cache, "held", 1000);
+  EXPECT_EQ(cache.discardable_bytes(), 0u);
+  const uint64_t held_bytes = cache.used_bytes();
+  InsertFont(cache, "released", 3000);
+  const uint64_t unreferenced = cache.used_bytes() - held_bytes;
+  ASSERT_GE(unreferenced, 3000u);
+  EXPECT_EQ(cache.discardable_bytes(), unreferenced);
+  cache.SetCost(held, 50000);  // grew while held: still not discardable
+  EXPECT_EQ(cache.discardable_bytes(), unreferenced);
+  Fonts::Handle again = cache.Lookup("released");  // referenced again
+  EXPECT_EQ(cache.discardable_bytes(), 0u);
+  again = Fonts::Handle();
+  EXPECT_EQ(cache.discardable_bytes(), unreferenced);
+  const uint64_t expected = cache.discardable_bytes();
+  EXPECT_EQ(cache.OnMemoryPressure({MemoryPressureLevel::kCritical, false}), expected);
+  EXPECT_EQ(cache.discardable_bytes(), 0u);
+  EXPECT_EQ(cache.used_bytes(), 50000u);
+  held = Fonts::Handle();
+  EXPECT_EQ(cache.discardable_bytes(), 50000u);
+}
+
 TEST(FontCacheDeathTest, HandleMustNotOutliveTheCache) {
   EXPECT_DEATH(
       {

@@ -8,8 +8,13 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <algorithm>
 #include <map>
+#include <set>
+#include <string_view>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "engine_test_pages.h"
 #include "lethe/engine.h"
@@ -112,6 +117,69 @@ TEST_F(EngineSourcesTest, ControlSocketAnswersPressureReportAndStats) {
   std::string stats = Ask(*engine, options_.control_socket_path, "stats");
   EXPECT_NE(stats.find("\"surfaces_bytes\":"), std::string::npos) << stats;
   EXPECT_NE(stats.find("\"windows\":1"), std::string::npos) << stats;
+}
+
+// The engine's memory figures are one list (lethe/memory_figures.h) generated into four outputs:
+// each figure of the list must be in Memory() (by construction), the stats reply, the trace's
+// counter samples and the memory report, with the same value where nothing moved in between.
+TEST_F(EngineSourcesTest, EveryMemoryFigureIsInTheStatsTheTraceAndTheReport) {
+  options_.trace_path = site_.dir().File("figures-trace.json");
+  auto engine = EngineWithDiscardableSurfaces();
+  ASSERT_NE(engine, nullptr);
+  const std::string stats = Ask(*engine, options_.control_socket_path, "stats");
+  ASSERT_NE(stats.find("\"ok\":true"), std::string::npos) << stats;
+  auto stats_json = nlohmann::json::parse(stats);
+  const MemorySnapshot memory = engine->Memory();
+  const MemoryReport report = engine->CollectMemoryReport();
+  ASSERT_TRUE(engine->WriteTrace(options_.trace_path).ok());
+  auto trace = nlohmann::json::parse(testing::ReadFile(options_.trace_path));
+  // The last sample of each counter (WriteTrace samples just before writing).
+  std::map<std::string, nlohmann::json> last_sample;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "C") last_sample[event["name"].get<std::string>()] = event["args"];
+  }
+  std::set<std::string_view> fields, stats_keys, report_paths;
+  std::set<std::string> trace_names;
+  for (const MemoryFigure& figure : kMemoryFigures) {
+    SCOPED_TRACE(std::string(figure.field));
+    EXPECT_TRUE(fields.insert(figure.field).second) << "listed twice";
+    EXPECT_TRUE(stats_keys.insert(figure.stats_key).second) << "stats key used twice";
+    EXPECT_TRUE(report_paths.insert(figure.report_path).second) << "report path used twice";
+    EXPECT_TRUE(trace_names.insert(std::string(figure.trace_counter) + "/" +
+                                   std::string(figure.trace_arg)).second);
+    ASSERT_TRUE(stats_json.contains(std::string(figure.stats_key))) << stats;
+    const std::string counter(figure.trace_counter);
+    ASSERT_TRUE(last_sample.count(counter) == 1) << counter;
+    EXPECT_TRUE(last_sample[counter].contains(std::string(figure.trace_arg))) << last_sample[counter];
+    auto entry = std::find_if(report.entries.begin(), report.entries.end(),
+                              [&](const MemoryReportEntry& e) { return e.path == figure.report_path; });
+    ASSERT_NE(entry, report.entries.end()) << figure.report_path;
+    EXPECT_EQ(entry->kind, ReportKind::kOther) << "never added to explicit/ twice";
+    EXPECT_EQ(entry->units, figure.is_count ? ReportUnits::kCount : ReportUnits::kBytes);
+    EXPECT_FALSE(figure.description.empty());
+    // The process-wide figures move between the reads; the engine's own do not.
+    if (figure.field == "heap_allocated_bytes" || figure.field == "resident_bytes" ||
+        figure.field == "sqlite_bytes") {
+      continue;
+    }
+    const auto value = static_cast<int64_t>(figure.value(memory));
+    EXPECT_EQ(stats_json[std::string(figure.stats_key)].get<int64_t>(), value);
+    EXPECT_EQ(last_sample[counter][std::string(figure.trace_arg)].get<int64_t>(), value);
+    EXPECT_EQ(entry->amount, value);
+  }
+  // The figures that matter to a reader are non-trivial on this page.
+  EXPECT_GT(memory.surfaces_bytes, memory.locked_surfaces_bytes);
+  EXPECT_GT(memory.discardable_bytes, 0u);
+  EXPECT_EQ(memory.window_count, 1u);
+  // discardable_bytes is each cache's own figure summed, and exactly what critical frees.
+  // (The font cache is not reachable from the facade: its part is bounded by its bytes.)
+  const uint64_t others = engine->surface_cache().discardable_bytes() +
+                          engine->image_cache().discardable_bytes() +
+                          engine->bfcache().discardable_bytes() + memory.shaped_words_bytes;
+  EXPECT_GE(memory.discardable_bytes, others);
+  EXPECT_LE(memory.discardable_bytes, others + memory.fonts_bytes);
+  EXPECT_EQ(engine->OnMemoryPressure(MemoryPressureLevel::kCritical).freed_bytes,
+            memory.discardable_bytes);
 }
 
 TEST_F(EngineSourcesTest, ABusyControlSocketPathFailsCreation) {

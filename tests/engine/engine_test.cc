@@ -373,7 +373,7 @@ TEST_F(EngineTest, ATraceOfALongSessionStaysBounded) {
   {
     auto engine = Make(options);
     ASSERT_TRUE(engine->Navigate(engine->OpenWindow(), site_.Page(1)).ok());
-    engine->RunFor(minutes(30));  // a sample a second: 1800 samples of 5 tracks
+    engine->RunFor(minutes(30));  // a sample a second: 1800 samples of every figure counter
   }
   auto json = nlohmann::json::parse(testing::ReadFile(options.trace_path));
   EXPECT_LE(json["traceEvents"].size(), 102u);  // + the process and the loop thread names

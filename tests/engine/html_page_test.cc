@@ -353,9 +353,11 @@ TEST_F(HtmlPageTest, ARetainedDocumentIsAGhostWithItsBytesUntilReleased) {
   if (!ArenasTracked()) GTEST_SKIP() << "arenas are not tracked without Lethe's malloc";
   Show(R"(<html><body><p>Some text</p><ul><li>one<li>two</ul><img src="img/red.gif">
     </body></html>)");
-  std::shared_ptr<const void> kept = engine_->window(tab_)->document()->html()->RetainDom();
-  ASSERT_NE(kept, nullptr);
-  const std::string url = engine_->window(tab_)->document()->url();
+  RetainedDocument kept = engine_->RetainDocument(tab_);
+  ASSERT_TRUE(kept);
+  const std::string url = kept.url();
+  EXPECT_EQ(url, engine_->window(tab_)->document()->url());
+  EXPECT_FALSE(engine_->RetainDocument(tab_ + 100));  // an unknown window
   engine_->CloseWindow(tab_);
   MemoryReport report = engine_->CollectMemoryReport();
   EXPECT_EQ(report.Amount("ghost-windows"), 1);
@@ -365,6 +367,45 @@ TEST_F(HtmlPageTest, ARetainedDocumentIsAGhostWithItsBytesUntilReleased) {
   report = engine_->CollectMemoryReport();
   EXPECT_EQ(report.Amount("ghost-windows"), 0);
   EXPECT_EQ(report.Sum("explicit/ghost-windows"), 0);
+}
+
+TEST_F(HtmlPageTest, ARetainedDocumentTheBfCacheDropsIsAGhostToo) {
+  if (!ArenasTracked()) GTEST_SKIP() << "arenas are not tracked without Lethe's malloc";
+  Show(R"(<html><body><p>Kept by a script</p><ul><li>one<li>two</ul></body></html>)", "kept");
+  RetainedDocument kept = engine_->RetainDocument(tab_);
+  ASSERT_TRUE(kept);
+  Show(R"(<html><body><p>Next</p></body></html>)", "next");  // kept goes to the BfCache
+  EXPECT_EQ(engine_->CollectMemoryReport().Amount("ghost-windows"), 0) << "in the BfCache: alive";
+  engine_->OnMemoryPressure(MemoryPressureLevel::kCritical);  // the BfCache lets it go
+  MemoryReport report = engine_->CollectMemoryReport();
+  EXPECT_EQ(report.Amount("ghost-windows"), 1);
+  EXPECT_GT(report.Amount("explicit/ghost-windows/window(" + EscapePathSegment(kept.url()) + ")/dom"),
+            1000);
+  RetainedDocument copy = kept;  // a copy is one more reference
+  kept.reset();
+  EXPECT_FALSE(kept);
+  EXPECT_EQ(engine_->CollectMemoryReport().Amount("ghost-windows"), 1);
+  copy.reset();
+  EXPECT_EQ(engine_->CollectMemoryReport().Amount("ghost-windows"), 0);
+}
+
+TEST_F(HtmlPageTest, OnlyDocumentsWithADomCanBeRetained) {
+  ASSERT_TRUE(engine_->Navigate(tab_, site_.dir().File("img/red.gif")).ok());  // a bare image
+  EXPECT_FALSE(engine_->RetainDocument(tab_));
+  EXPECT_FALSE(engine_->RetainDocument(engine_->OpenWindow()));  // an empty window
+  Show("<p>text</p>");
+  EXPECT_TRUE(engine_->RetainDocument(tab_));  // dropped at once: nothing kept
+}
+
+TEST_F(HtmlPageTest, ARetainedDocumentMustNotOutliveItsEngine) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Show("<p>text</p>");
+  EXPECT_DEATH(
+      {
+        RetainedDocument kept = engine_->RetainDocument(tab_);
+        engine_.reset();
+      },
+      "outlived its Engine");
 }
 
 TEST_F(HtmlPageTest, AClosedDocumentNobodyKeepsLeavesNoGhost) {

@@ -89,6 +89,8 @@ class BfCache {
 
   size_t document_count() const { return entries_.size(); }
   uint64_t used_bytes() const { return used_bytes_; }
+  // What a critical pressure event would free now: every document.
+  uint64_t discardable_bytes() const { return used_bytes_; }
   const BfCacheStats& stats() const { return stats_; }
 
  private:

@@ -130,6 +130,7 @@ class FontCache {
     LETHE_CHECK(handle.cache_ == this && handle.entry_ != nullptr,
                 "FontCache::SetCost with a handle of another cache or an empty one");
     used_bytes_ = used_bytes_ - handle.entry_->cost_bytes + cost_bytes;
+    referenced_bytes_ = referenced_bytes_ - handle.entry_->cost_bytes + cost_bytes;  // held: referenced
     handle.entry_->cost_bytes = cost_bytes;
   }
 
@@ -182,6 +183,8 @@ class FontCache {
   size_t font_count() const { return entries_.size(); }
   size_t referenced_font_count() const { return referenced_count_; }
   uint64_t used_bytes() const { return used_bytes_; }
+  // What a critical pressure event would free now: the fonts no Handle references.
+  uint64_t discardable_bytes() const { return used_bytes_ - referenced_bytes_; }
   const FontCacheStats& stats() const { return stats_; }
 
  private:
@@ -191,12 +194,14 @@ class FontCache {
     if (entry->reference_count++ == 0) {
       tracker_.Remove(entry);
       ++referenced_count_;
+      referenced_bytes_ += entry->cost_bytes;
     }
   }
   void Release(Entry* entry) {
     LETHE_DCHECK(entry->reference_count > 0, "FontCache reference count underflow");
     if (--entry->reference_count == 0) {
       --referenced_count_;
+      referenced_bytes_ -= entry->cost_bytes;
       tracker_.Add(entry);  // aging starts at the last release
     }
   }
@@ -213,6 +218,7 @@ class FontCache {
   ExpirationTracker<Entry> tracker_;  // the unreferenced fonts
   DiscardReason aging_reason_ = DiscardReason::kExpired;
   uint64_t used_bytes_ = 0;
+  uint64_t referenced_bytes_ = 0;  // of used_bytes_, the fonts a Handle holds
   size_t referenced_count_ = 0;
   FontCacheStats stats_;
 };

@@ -149,6 +149,8 @@ class ImageCache {
 
   uint64_t used_bytes() const;
   uint64_t referenced_bytes() const;
+  // What a critical pressure event would free now: the unreferenced entries (one lock, one read).
+  uint64_t discardable_bytes() const;
   size_t entry_count() const;
   ImageCacheStats stats() const;
 

@@ -181,6 +181,8 @@ class ShapedWordCache {
 
   size_t word_count() const { return entries_.size(); }
   uint64_t used_bytes() const { return used_bytes_; }
+  // What a pressure event would free now: every word (any level flushes).
+  uint64_t discardable_bytes() const { return used_bytes_; }
   const ShapedWordCacheStats& stats() const { return stats_; }
 
  private:

@@ -151,6 +151,8 @@ class SurfaceCache {
 
   uint64_t used_bytes() const;
   uint64_t locked_bytes() const;
+  // What a critical pressure event would free now: the unlocked surfaces (one lock, one read).
+  uint64_t discardable_bytes() const;
   uint64_t max_bytes() const { return options_.max_bytes; }
   size_t surface_count() const;
   SurfaceCacheStats stats() const;

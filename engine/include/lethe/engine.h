@@ -49,6 +49,7 @@
 #include "lethe/image_cache.h"
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_pressure_level.h"
+#include "lethe/memory_figures.h"
 #include "lethe/memory_reporter.h"
 #include "lethe/page_description.h"
 #include "lethe/pressure_monitor.h"
@@ -151,29 +152,8 @@ struct PressureOutcome {
   MemoryPressureDispatchResult dispatch;  // per cache
 };
 
-// What the engine holds now; cheap (no report collection).
-struct MemorySnapshot {
-  uint64_t surfaces_bytes = 0;         // decoded surfaces and animations
-  uint64_t locked_surfaces_bytes = 0;  // of which locked (visible)
-  uint64_t images_bytes = 0;           // compressed bytes and placeholders
-  uint64_t bfcache_bytes = 0;
-  uint64_t fonts_bytes = 0;           // faces and their glyph tables
-  uint64_t glyph_bytes = 0;           // of which glyph tables
-  uint64_t shaped_words_bytes = 0;
-  uint64_t sqlite_bytes = 0;
-  uint64_t framebuffer_bytes = 0;
-  uint64_t heap_allocated_bytes = 0;   // lethe_stats().allocated_bytes
-  uint64_t resident_bytes = 0;         // RSS
-  size_t surface_count = 0;
-  size_t image_count = 0;
-  size_t bfcache_document_count = 0;
-  size_t window_count = 0;
-  size_t glyph_count = 0;              // glyph bitmaps kept
-  // What a critical pressure event would free in the caches now: unlocked surfaces, compressed
-  // bytes no document references, the BfCache, the faces (referenced only while a run is being
-  // drawn, so all of them between frames) and the shaped words. SQLite's page cache not included.
-  uint64_t discardable_bytes = 0;
-};
+// MemorySnapshot (what the engine holds now, cheap) is generated from the list of figures in
+// lethe/memory_figures.h.
 
 struct EngineStats {
   uint64_t decode_count = 0;          // surfaces decoded (any thread)
@@ -193,6 +173,30 @@ struct EngineStats {
 namespace internal {
 class EngineImpl;
 }
+
+// An embedder's reference to a document, as a script context or an extension holding its DOM
+// would be: while one lives, the document's DOM, style and layout stay allocated (in its arena),
+// even after its window closed or the BfCache let it go; such a closed document is reported as a
+// ghost (ghost-windows, and its bytes under explicit/ghost-windows/window(url)/dom) until the last
+// reference is dropped, which frees it and clears the report. Copies are more references. Drop
+// every one before the Engine (checked: the DOM's container uses the engine's image store).
+class RetainedDocument {
+ public:
+  RetainedDocument() = default;
+  explicit operator bool() const { return dom_ != nullptr; }
+  const std::string& url() const { return url_; }
+  void reset() {
+    dom_.reset();  // first: the DOM may be the last thing that needs the engine
+    engine_.reset();
+    url_.clear();
+  }
+
+ private:
+  friend class internal::EngineImpl;
+  std::shared_ptr<const void> dom_;
+  std::shared_ptr<const void> engine_;  // the engine counts these to check none outlives it
+  std::string url_;
+};
 
 class Engine {
  public:
@@ -214,6 +218,10 @@ class Engine {
   std::vector<WindowId> windows() const;
   // nullptr for an unknown id. For inspection (tests, tools); valid until the window closes.
   const Window* window(WindowId id) const;
+  // A reference that keeps the window's current document alive past its window (see
+  // RetainedDocument). Empty for an unknown window, an empty one, or a document without a DOM
+  // (a bare image, a page description).
+  RetainedDocument RetainDocument(WindowId id);
 
   // ---- navigation ---------------------------------------------------------------------------
   // Loads an HTML page (.html, .htm: laid out by litehtml at the viewport width), a page

@@ -19,14 +19,23 @@
 namespace lethe {
 
 // The faces a text run can ask for besides the regular sans-serif one (EngineOptions::font_path):
-// "family" and "bold" in the page description. Defaults: DejaVu (Debian's fonts-dejavu-core). A
-// file that cannot be opened falls back to font_path, logged once per file.
+// "family" and "bold" in the page description, and CSS's font-style for HTML. Defaults: DejaVu
+// (Debian's fonts-dejavu-core). A file that cannot be opened falls back to font_path, logged once
+// per style; an italic one to the upright face of its style (else font_path) with a synthesized
+// oblique slant, as browsers do for a family without an italic face.
 struct FontFiles {
   std::string sans_serif_bold = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
   std::string serif = "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf";
   std::string serif_bold = "/usr/share/fonts/truetype/dejavu/DejaVuSerif-Bold.ttf";
   std::string monospace = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
   std::string monospace_bold = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf";
+  std::string sans_serif_italic = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Oblique.ttf";
+  std::string sans_serif_bold_italic = "/usr/share/fonts/truetype/dejavu/DejaVuSans-BoldOblique.ttf";
+  std::string serif_italic = "/usr/share/fonts/truetype/dejavu/DejaVuSerif-Italic.ttf";
+  std::string serif_bold_italic = "/usr/share/fonts/truetype/dejavu/DejaVuSerif-BoldItalic.ttf";
+  std::string monospace_italic = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Oblique.ttf";
+  std::string monospace_bold_italic =
+      "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-BoldOblique.ttf";
 };
 
 // An 8-bit coverage bitmap of one glyph; left/top are offsets from the pen position on the
@@ -50,7 +59,10 @@ class FontFace {
  public:
   // Opens `path` at `pixel_size` (pixels per em, 4..512). On failure returns nullptr and sets
   // *error to a readable reason ("cannot open font '/x.ttf': cannot open resource").
-  static std::unique_ptr<FontFace> Open(const std::string& path, int pixel_size, std::string* error);
+  // `oblique`: glyphs are slanted (FreeType's transform, about 12 degrees), for a style that asks
+  // for italic when no italic file opens. Advances (and so shaping) are unchanged by the slant.
+  static std::unique_ptr<FontFace> Open(const std::string& path, int pixel_size, std::string* error,
+                                        bool oblique = false);
 
   ~FontFace();
   FontFace(const FontFace&) = delete;
@@ -58,6 +70,7 @@ class FontFace {
 
   const std::string& path() const { return path_; }
   int pixel_size() const { return pixel_size_; }
+  bool oblique() const { return oblique_; }
   FontMetrics metrics() const { return metrics_; }
 
   // Renders glyph `glyph_id` (a HarfBuzz/FreeType glyph index) anti-aliased. A glyph with no
@@ -72,11 +85,12 @@ class FontFace {
 
  private:
   struct Memory;
-  FontFace(std::string path, int pixel_size);
+  FontFace(std::string path, int pixel_size, bool oblique);
   bool Init(std::string* error);
 
   std::string path_;
   int pixel_size_;
+  bool oblique_;
   FontMetrics metrics_;
   std::unique_ptr<Memory> memory_;  // FreeType's allocator hook and its byte counter
   void* library_ = nullptr;         // FT_Library
