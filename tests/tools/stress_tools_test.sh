@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # stress_tools_test.sh CASE LETHE_STRESS LETHE_PRESSURE — runs the issue-8 tools for real:
 #   stress-ci-run                    lethe-stress at CI size; checks the CSV, SVG, traces, figures
+#   stress-heap-targets              the heap targets on a short run (exit 77, skipped, where the
+#                                    build's malloc keeps no heap statistic)
 #   stress-bad-input                 bad flags and paths: a clear message and exit 2
 #   pressure-against-serving-engine  lethe-stress --serve as the engine, lethe-pressure against it
 #   pressure-bad-input               bad flags, no socket: a clear message and exit 2
@@ -36,24 +38,21 @@ $(cat "$1")"
 case "$case_name" in
 stress-ci-run)
   out=$work/out
-  # On simulated time the heap figures are deterministic, so this run checks them, not only that
-  # they print: the slope target on heap bytes is met, and Lethe ends on less heap than the
-  # baseline. (The reduction and peak targets are the full run's: a run this short ends before
-  # the baseline's growth outpaces Lethe's peak; lethe-stress --require-heap-targets checks them.)
+  # The outputs at CI size (also under the sanitizers); the heap targets are stress-heap-targets'.
   "$stress" --page-count 5 --windows 5 --cycles 3 --idle 60 --out "$out" --no-progress \
     >"$work/stdout" 2>"$work/stderr" || fail "lethe-stress exited $?: $(cat "$work/stdout" "$work/stderr")"
-  if grep -q "^heap: not measured in this build" "$work/stdout"; then
-    # A sanitizer's malloc keeps no heap statistic: the heap checks need the default preset.
-    echo "heap figures not measured in this build: heap checks skipped"
-  else
-    grep -qE "^heap: slope of lethe's heap over cycles 2 to 3: [-+][0-9.]+% per cycle   \(target < 1%: met\)" \
-      "$work/stdout" || fail "the heap slope target is not met: $(grep '^heap' "$work/stdout")"
-    awk '/^heap: baseline peak/ {
-           split($0, f, "terminal "); b = f[2] + 0; l = f[3] + 0
-           if (l <= 0 || l >= b) { print "lethe terminal heap " l " MiB, baseline " b " MiB"; exit 1 }
-           found = 1 }
-         END { exit found ? 0 : 1 }' "$work/stdout" || fail "Lethe's terminal heap is not below the baseline's"
+  if ! grep -q "^heap: not measured in this build" "$work/stdout"; then
+    contains "$work/stdout" "heap: peak vs baseline peak: "
   fi
+  # Regret, per cache and in total. This run decodes again surfaces it discarded moments before
+  # (five windows over five pages: a page comes back some 13 s after it was shown, just after its
+  # surfaces expired), so the surface cache's figures are not zero and the total adds both caches.
+  awk '/^regret: surface cache: / { s = $4; sb = $(NF-5) + 0; sms = $(NF-3) + 0 }
+       /^regret: image cache: / { i = $4 }
+       /^regret: total over both caches: / { t = $6 }
+       END { if (s == "" || i == "" || t == "" || s + 0 <= 0 || sb <= 0 || sms <= 0 || t != s + i) {
+               print "surface " s " (" sb " MiB, " sms " ms), image " i ", total " t; exit 1 } }' \
+    "$work/stdout" || fail "regret figures missing or trivial: $(grep '^regret' "$work/stdout")"
   contains "$work/stdout" "5 pages x 3 cycles = 15 loads through 5 windows"
   contains "$work/stdout" "baseline: peak RSS"
   contains "$work/stdout" "lethe:    peak RSS"
@@ -62,12 +61,16 @@ stress-ci-run)
   contains "$work/stdout" "slope of lethe's RSS over cycles 2 to 3: "
   contains "$work/stdout" "(target >= 60%"
   contains "$work/stdout" "heap targets: "
-  contains "$work/stdout" "regret: "
+  # Each run's memory report at its end (what holds the heap there).
+  for run in baseline lethe; do
+    gzip -dc "$out/memory-report-$run.json.gz" | grep -qF '"explicit/engine/framebuffer"' ||
+      fail "memory-report-$run.json.gz is not the engine's memory report"
+  done
   # Where the bundled allocator exists, the baseline ran on the system's and Lethe's on its own.
   if grep -qF "lethe_* on lethe" "$work/stdout"; then
     contains "$work/stdout" "lethe_* on system, malloc the system's"
   fi
-  header="run,phase,load,cycle,time_s,windows,rss_bytes,resident_unique_bytes,heap_allocated_bytes,surface_cache_bytes,image_cache_bytes,bf_cache_bytes,font_cache_bytes,shaped_word_cache_bytes,regret_count,regret_bytes,regret_decode_ns"
+  header="run,phase,load,cycle,time_s,windows,rss_bytes,resident_unique_bytes,heap_allocated_bytes,surface_cache_bytes,image_cache_bytes,bf_cache_bytes,font_cache_bytes,shaped_word_cache_bytes,surface_regret_count,surface_regret_bytes,surface_regret_decode_ns,image_regret_count,image_regret_bytes,regret_count,regret_bytes"
   [ "$(head -1 "$out/stress.csv")" = "$header" ] || fail "CSV header: $(head -1 "$out/stress.csv")"
   for run in baseline lethe; do
     loads=$(grep -c "^$run,load," "$out/stress.csv")
@@ -77,12 +80,50 @@ stress-ci-run)
     [ "$idles" = 6 ] || fail "$run has $idles idle samples, want 6 (60 s every 10 s)"
     contains "$out/trace-$run.json" '"traceEvents"'
   done
-  # Every row has 17 columns and a non-zero RSS.
-  awk -F, 'NR > 1 && (NF != 17 || $7 <= 0) { print "bad row " NR ": " $0; exit 1 }' "$out/stress.csv" ||
+  # Every row has 21 columns and a non-zero RSS.
+  awk -F, 'NR > 1 && (NF != 21 || $7 <= 0) { print "bad row " NR ": " $0; exit 1 }' "$out/stress.csv" ||
     fail "malformed CSV rows"
   [ "$(head -c 4 "$out/stress.svg")" = "<svg" ] || fail "stress.svg is not an SVG"
   contains "$out/stress.svg" "all windows but one closed"
   contains "$out/stress.svg" "page loads"
+  ;;
+stress-heap-targets)
+  # The three targets on heap bytes, deterministic on simulated time, on a short run where the
+  # comparison means something (measured: --page-count 5 --windows 5 misses them, and rightly):
+  #  - 10 windows: a page's load takes about 2.7 simulated seconds, surfaces expire 10 to 20 s after
+  #    they were last shown, so with 10 windows Lethe discards background windows' surfaces during
+  #    the cycling (with 5, every window is shown again before its surfaces expire and Lethe holds
+  #    what the baseline holds: its peak heap was above the baseline's, 48.2 vs 46.3 MiB);
+  #  - 15 pages: a cycle then lasts 40.3 s, four 10 s expiry generations, so each cycle's mean
+  #    samples the expiry sawtooth at the same phase (12 pages: 32 s, and the slope over two
+  #    cycles read +2.6% from the sawtooth's phase alone); 4 cycles fit the slope over three;
+  #  - 300 s of idle (the default): unreferenced compressed bytes expire 60 to 120 s after their
+  #    last use (after 60 s Lethe's terminal heap still held them: 49% reduction at 5 pages).
+  # What Lethe's terminal heap holds (memory-report-lethe.json.gz, 6.3 MiB at 5 pages): the
+  # framebuffer (3.0 MiB), the open page's DOM (1.1), its visible surfaces (1.0), compressed bytes
+  # (0.6) and the engine's trace (0.4); the baseline's adds the page's other surfaces and every
+  # page's compressed bytes.
+  # On heap bytes Lethe's peak is judged against the baseline's peak, not its terminal: at its peak
+  # Lethe has every window open and the baseline's terminal has one (the peak-vs-terminal target
+  # is RSS's, where the system allocator keeps the baseline's freed peak resident).
+  "$stress" --page-count 1 --windows 1 --cycles 1 --idle 0 --out "$work/probe" --no-progress \
+    >"$work/probe.out" 2>&1 || fail "the probe run exited $?: $(cat "$work/probe.out")"
+  if grep -q "^heap: not measured in this build" "$work/probe.out"; then
+    echo "heap figures not measured in this build (a sanitizer's malloc): skipped"
+    exit 77
+  fi
+  "$stress" --page-count 15 --windows 10 --cycles 4 --idle 300 --out "$work/out" --no-progress \
+    --require-heap-targets >"$work/stdout" 2>"$work/stderr" ||
+    fail "lethe-stress exited $? (a heap target missed?): $(cat "$work/stdout" "$work/stderr")"
+  contains "$work/stdout" "15 pages x 4 cycles = 60 loads through 10 windows"
+  # Each figure read back and judged here too, so that a wrong verdict in the tool cannot pass.
+  awk '/^heap: terminal reduction: / { r = $4 + 0; n++ }
+       /^heap: peak vs baseline peak: / { p = $6 + 0; n++ }
+       /^heap: slope of lethe.s heap over cycles 2 to 4: / { s = $11 + 0; n++ }
+       END { if (n != 3 || r < 60 || p <= 0 || p >= 1 || s >= 1) {
+               print "reduction " r "%, peak/baseline peak " p ", slope " s "%/cycle (" n " lines)"; exit 1 } }' \
+    "$work/stdout" || fail "heap targets: $(grep '^heap' "$work/stdout")"
+  contains "$work/stdout" "heap targets: all met"
   ;;
 stress-bad-input)
   expect_exit 2 "unknown flag '--bogus'" "$stress" --bogus

@@ -2,15 +2,17 @@
 //
 //   lethe-demo [DIR] [--out DIR] [--cap-mb N]
 //
-// Loads every image of DIR (default: the project's sample site, which the build generates with
-// tools/sample_site; on a site's root, the images of its first 3 pages), lays them out as one
-// long page in an Engine window, and scrolls its viewport over simulated minutes on the engine's
-// ManualClock: the engine locks the visible images, surfaces that scroll away expire (2 x 10 s) and
-// are decoded again when they scroll back, frames are really drawn (BGRA, fonts); then a critical
-// memory-pressure event, then the tab goes to the background and the engine idles. Prints a
-// progress line, then a summary; writes memory-report.json.gz (about:memory; taken just before the
-// pressure event, page on screen) and memory-over-time.svg into the output directory (default: the
-// current directory).
+// By default runs on the project's sample site (the build generates it with tools/sample_site):
+// first the decoded bytes of each of its HTML pages (every image at the size drawn, the page
+// scrolled top to bottom), then one tab browses its first 3 HTML pages, scrolling each down over a
+// simulated minute on the engine's ManualClock: the engine locks the visible images, surfaces that
+// scroll away expire (2 x 10 s) and are decoded again when they scroll back, frames are really
+// drawn (BGRA, fonts, litehtml layout); then the last page is read and scrolled back up, a critical
+// memory-pressure event comes, and the tab goes to the background while the engine idles. Given a
+// DIR of images instead, it lays them out as one long page and scrolls that. Prints a progress
+// line, then a summary; writes memory-report.json.gz (about:memory; taken just before the pressure
+// event, page on screen) and memory-over-time.svg into the output directory (default: the current
+// directory).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,6 +32,8 @@
 #include "lethe/memory_pressure.h"
 #include "lethe/memory_reporter.h"
 #include "lethe/surface_cache.h"
+#include "lethe/window.h"
+#include "lethe/document.h"
 #include "sample_site.h"
 #include "timeline_chart.h"
 
@@ -44,9 +48,11 @@ constexpr uint32_t kViewportHeight = 900;
 constexpr uint32_t kGap = 16;
 constexpr Clock::Duration kStep = milliseconds(100);
 constexpr int kStepsPerDraw = 5;  // a frame every 500 ms of simulated time
-// On a generated site the demo shows the images of its first pages (and the shared ones): about
-// 40 pictures of every kind, one long page to scroll; the whole site is lethe-stress's workload.
+// On a generated site the demo browses its first pages (about 40 pictures of every kind, the
+// shared ones included); the whole site is lethe-stress's workload.
 constexpr int kSitePageCount = 3;
+// The figure for a sample page: about 7.5 MB decoded (sample_site.h).
+constexpr double kTargetDecodedMbPerPage = 7.5;
 
 struct PageImage {
   std::string path;
@@ -95,7 +101,8 @@ class Demo {
 
   int Run() {
     std::error_code site_error;
-    // A generated site's root (index.json, images/, pages/): the images of its first pages.
+    // A generated site's root (index.json, images/, pages/): its HTML pages, and the images of its
+    // first pages checked one by one (bad files reported, animations measured).
     if (std::filesystem::is_regular_file(options_.directory + "/index.json", site_error) &&
         std::filesystem::is_directory(options_.directory + "/images", site_error)) {
       std::string error;
@@ -103,10 +110,15 @@ class Demo {
         std::fprintf(stderr, "lethe-demo: %s\n", error.c_str());
         return 1;
       }
+      site_pages_ = HtmlPages(options_.directory + "/pages");
       options_.directory += "/images";
     }
-    std::printf("lethe-demo: images from %s\ndecoder: %s\n", options_.directory.c_str(),
+    const bool html = !site_pages_.empty();
+    std::printf("lethe-demo: %s from %s\ndecoder: %s\n", html ? "HTML pages" : "images",
+                html ? std::filesystem::path(site_pages_.front()).parent_path().c_str()
+                     : options_.directory.c_str(),
                 "lethe::decoders, drawn by lethe::Engine");
+    if (html && !MeasurePages()) return 1;
     std::string error;
     engine_ = Engine::Create(MakeEngineOptions(options_), &error);
     if (engine_ == nullptr) {
@@ -115,8 +127,16 @@ class Demo {
     }
     if (!Load()) return 1;
     start_ = engine_->clock().Now();
-    Scroll("scroll down", 0, page_height_ > kViewportHeight ? page_height_ - kViewportHeight : 0,
-           std::chrono::minutes(3));
+    if (html) {
+      // One tab browses the first pages, each scrolled down over a minute.
+      for (size_t i = 0; i < site_pages_.size() && i < kSitePageCount; ++i) {
+        if (!Open(site_pages_[i])) return 1;
+        Scroll(std::filesystem::path(site_pages_[i]).stem().c_str(), 0, Bottom(),
+               std::chrono::minutes(1));
+      }
+    } else {
+      Scroll("scroll down", 0, Bottom(), std::chrono::minutes(3));
+    }
     Scroll("read", scroll_, scroll_, std::chrono::minutes(1));
     Scroll("scroll up", scroll_, 0, std::chrono::minutes(1));
     Pressure();
@@ -126,6 +146,77 @@ class Demo {
   }
 
  private:
+  // The *.html files of `directory`, sorted.
+  static std::vector<std::string> HtmlPages(const std::string& directory) {
+    std::vector<std::string> pages;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+      if (entry.path().extension() == ".html") pages.push_back(entry.path().string());
+    }
+    std::sort(pages.begin(), pages.end());
+    return pages;
+  }
+
+  uint32_t Bottom() const { return page_height_ > kViewportHeight ? page_height_ - kViewportHeight : 0; }
+
+  // Navigates the tab to an HTML page; its height sets the scrolling.
+  bool Open(const std::string& page) {
+    Status status = engine_->Navigate(tab_, page);
+    if (!status.ok()) {
+      std::fprintf(stderr, "lethe-demo: %s\n", status.message().c_str());
+      return false;
+    }
+    const Window* window = engine_->window(tab_);
+    page_height_ = static_cast<uint32_t>(std::max(0, window->document()->height()));
+    scroll_ = 0;
+    return true;
+  }
+
+  // The decoded bytes of each HTML page: every image at the size drawn, once the page has been
+  // scrolled top to bottom, in an engine that discards nothing (the baseline configuration), one
+  // window per page, closed after (which drops its surfaces).
+  bool MeasurePages() {
+    EngineOptions options = MakeEngineOptions(options_);
+    options.expiration_enabled = false;
+    options.process_name = "lethe-demo-pages";
+    std::string error;
+    std::unique_ptr<Engine> engine = Engine::Create(options, &error);
+    if (engine == nullptr) {
+      std::fprintf(stderr, "lethe-demo: %s\n", error.c_str());
+      return false;
+    }
+    std::printf("\nDecoded bytes per HTML page (every image at the size drawn, the page scrolled top "
+                "to bottom), MB:\n");
+    double sum = 0, least = 0, most = 0;
+    for (size_t i = 0; i < site_pages_.size(); ++i) {
+      const WindowId id = engine->OpenWindow();
+      const uint64_t before = engine->Memory().surfaces_bytes;
+      Status status = engine->Navigate(id, site_pages_[i]);
+      if (!status.ok()) {
+        std::fprintf(stderr, "lethe-demo: %s\n", status.message().c_str());
+        return false;
+      }
+      const int bottom = engine->window(id)->document()->height();
+      for (int y = 0;; y += static_cast<int>(kViewportHeight)) {
+        engine->ScrollTo(id, y);
+        engine->DrawFrame();
+        if (y >= bottom) break;
+      }
+      const double mb = Mb(engine->Memory().surfaces_bytes - before);
+      engine->CloseWindow(id);
+      sum += mb;
+      least = i == 0 ? mb : std::min(least, mb);
+      most = std::max(most, mb);
+      std::printf("  %s %5.2f%s", std::filesystem::path(site_pages_[i]).stem().c_str(), mb,
+                  i % 6 == 5 || i + 1 == site_pages_.size() ? "\n" : "");
+    }
+    std::printf("  mean %.2f MB over %zu pages (least %.2f, most %.2f; the sample site aims at about "
+                "%.1f MB a page)\n",
+                sum / static_cast<double>(site_pages_.size()), site_pages_.size(), least, most,
+                kTargetDecodedMbPerPage);
+    return true;
+  }
+
   bool Load() {
     std::error_code error;
     if (!std::filesystem::is_directory(options_.directory, error)) {
@@ -138,6 +229,12 @@ class Demo {
     }
     std::sort(files.begin(), files.end());
     for (const auto& path : files) LoadOne(path);
+    tab_ = engine_->OpenWindow();
+    if (!site_pages_.empty()) {
+      std::printf("\nchecked the %zu images of the first %d pages (%zu animated), %zu skipped\n",
+                  page_.size(), kSitePageCount, animated_count_, skipped_count_);
+      return true;
+    }
     std::printf("loaded %zu images (%zu animated), %zu skipped; page %u px high\n", page_.size(),
                 animated_count_, skipped_count_, page_height_);
     if (page_.empty()) {
@@ -153,7 +250,6 @@ class Demo {
                                                       static_cast<int>(image.width),
                                                       static_cast<int>(image.height)}});
     }
-    tab_ = engine_->OpenWindow();
     Status status = engine_->Load(tab_, page, options_.directory);
     if (!status.ok()) std::fprintf(stderr, "lethe-demo: %s\n", status.message().c_str());
     return status.ok();
@@ -263,7 +359,9 @@ class Demo {
   int Summarize();
 
   Options options_;
-  std::vector<std::string> site_files_;  // on a generated site: the images to show
+  std::vector<std::string> site_files_;  // on a generated site: the images of its first pages
+  std::vector<std::string> site_pages_;  // on a generated site: its HTML pages (the demo browses
+                                         // the first kSitePageCount)
   std::unique_ptr<Engine> engine_;
   WindowId tab_ = 0;
   std::vector<PageImage> page_;
@@ -396,9 +494,10 @@ bool ParseArguments(int argc, char** argv, Options* options) {
 
 constexpr const char* kUsage =
     "usage: lethe-demo [DIR] [--out DIR] [--cap-mb N]\n"
-    "  Scrolls the images of DIR (default: the sample site) over simulated minutes, then memory\n"
-    "  pressure, then idle; prints a summary and writes memory-report.json.gz and\n"
-    "  memory-over-time.svg into --out (default: the current directory).\n"
+    "  Default: the sample site's HTML pages: prints each page's decoded bytes, then browses its\n"
+    "  first 3 pages in one tab over simulated minutes. DIR: a directory of your own images, shown\n"
+    "  as one long page. Then memory pressure, then idle; prints a summary and writes\n"
+    "  memory-report.json.gz and memory-over-time.svg into --out (default: the current directory).\n"
     "  --cap-mb N   the decoded-surface cache's cap in MiB\n";
 
 int main(int argc, char** argv) {

@@ -42,11 +42,17 @@ class EngineTarget final : public StressTarget {
             memory.shaped_words_bytes};
   }
   RegretCounts Regret() override {
-    const SurfaceCacheStats stats = engine_->surface_cache().stats();
-    return {stats.regret_count, stats.regret_bytes, stats.regret_time_ns};
+    const SurfaceCacheStats surfaces = engine_->surface_cache().stats();
+    const ImageCacheStats images = engine_->image_cache().stats();
+    return MakeRegretCounts(surfaces.regret_count, surfaces.regret_bytes, surfaces.regret_time_ns,
+                            images.regret_count, images.regret_bytes);
   }
   double NowSeconds() override {
     return std::chrono::duration<double>(engine_->clock().Now() - start_).count();
+  }
+  std::string ReportMemory(const std::string& path) override {
+    Status status = engine_->ReportMemory(path);
+    return status.ok() ? "" : status.message();
   }
   EventLoop& Loop() override { return engine_->loop(); }
   const char* Description() const override { return "lethe::Engine"; }

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 
@@ -128,6 +129,11 @@ std::string EngineTracePath(const std::string& trace_path) {
   return base + ".engine.json";
 }
 
+std::string TerminalReportPath(const StressOptions& options) {
+  const std::filesystem::path result(options.result_path);
+  return (result.parent_path() / ("memory-report-" + options.child_run + ".json.gz")).string();
+}
+
 namespace {
 
 // The cycling: a new window per load, the oldest closed beyond the limit, a sample after each load.
@@ -205,6 +211,11 @@ int RunStressChild(const StressOptions& options, const BinaryInfo& binary) {
   }
   CloseAllButOneAndIdle(*target, sampler, static_cast<int>(pages.size()) * TotalCycles(options),
                         TotalCycles(options), options.idle_seconds, &windows);
+  // What holds the heap at the end: the engine's own report, beside the samples.
+  if (std::string failure = target->ReportMemory(TerminalReportPath(options)); !failure.empty()) {
+    std::cerr << prefix << failure << "\n";
+    return 1;
+  }
   if (std::string failure = WriteCsvFile(options.result_path, sampler.samples()); !failure.empty()) {
     std::cerr << prefix << failure << "\n";
     return 1;

@@ -6,10 +6,16 @@
 //           loads) over the last cycles (6 to 11 of the default 11; the same share of the
 //           cycles otherwise), in % of the mean over those cycles per cycle    (< 1 %/cycle)
 // "Terminal" is the last sample: the end of the idle after all windows but one were closed.
-// The same three figures on heap_allocated_bytes (Metric::kHeap) are deterministic on simulated
-// time (RSS depends on the kernel and the libraries), so CI checks those targets
-// (--require-heap-targets); the regret figures (Lethe's run) have no target: they are there to
-// tune the expiry times against.
+// The same figures on heap_allocated_bytes (Metric::kHeap) are deterministic on simulated time
+// (RSS depends on the kernel and the libraries), so CI checks those targets
+// (--require-heap-targets), with one change: on heap bytes Lethe's peak is judged against the
+// baseline's peak, not its terminal. The peak target is RSS's: the system allocator keeps the
+// baseline's freed peak resident (full size: baseline terminal RSS 267.6 MiB, its terminal heap
+// 31.5 MiB), which Lethe's allocator returns. On heap bytes the comparison cannot hold at any
+// size: at its peak Lethe has every window open (30 documents' DOMs, ~1.1 MiB each, alone pass
+// the baseline's one-window terminal heap), so that line is printed without a target.
+//   peak vs baseline peak (heap) = Lethe's peak heap / the baseline's peak heap   (< 1 x)
+// The regret figures (Lethe's run) have no target: they are there to tune the expiry times against.
 // Pure functions; any thread.
 #ifndef LETHE_TOOLS_STRESS_STRESS_FIGURES_H_
 #define LETHE_TOOLS_STRESS_STRESS_FIGURES_H_
@@ -25,6 +31,7 @@ namespace lethe::stress {
 
 inline constexpr double kTargetTerminalReduction = 0.60;
 inline constexpr double kTargetPeakVsBaselineTerminal = 1.0;
+inline constexpr double kTargetPeakVsBaselinePeak = 1.0;
 inline constexpr double kTargetSlopePercentPerCycle = 1.0;
 
 // Which sample field the figures are computed on.
@@ -44,7 +51,8 @@ struct StressFigures {
   RunFigures baseline;
   RunFigures lethe;
   double terminal_reduction = 0;         // fraction, 0.75 = 75%
-  double peak_vs_baseline_terminal = 0;  // ratio
+  double peak_vs_baseline_terminal = 0;  // ratio; the target on Metric::kRss
+  double peak_vs_baseline_peak = 0;      // ratio; the target on Metric::kHeap
   double terminal_unique_reduction = 0;  // the same as terminal_reduction on resident-unique; no target
   bool has_slope = false;                // false with fewer than two cycles to fit
   int slope_first_cycle = 0;
@@ -74,11 +82,11 @@ std::string ComputeFigures(const std::vector<StressSample>& baseline,
 void PrintFigures(std::ostream& out, const StressFigures& figures);
 // The heap figures (ComputeFigures on Metric::kHeap), the same way, each line starting "heap: ".
 void PrintHeapFigures(std::ostream& out, const StressFigures& heap);
-// Lethe's regret: "regret: 12 surfaces decoded again within 5 s of their discard, 3.4 MiB, 56.7 ms
-// of decoding (no target)".
+// Lethe's regret, three lines: the surface cache's ("regret: surface cache: 12 surfaces decoded
+// again within 5 s of their discard, 3.4 MiB, 56.7 ms of decoding"), the image cache's, the total.
 void PrintRegret(std::ostream& out, const RunFigures& lethe);
 
-// True when every target is met.
+// True when every target of the figures' metric is met (on heap: peak vs baseline peak).
 bool TargetsMet(const StressFigures& figures);
 
 std::string FormatMiB(uint64_t bytes);

@@ -31,6 +31,10 @@ int RunStressServe(const StressOptions& options, const BinaryInfo& binary);
 // "x/trace-lethe.engine.json".
 std::string EngineTracePath(const std::string& trace_path);
 
+// Where a child writes the engine's memory report at the end of its idle (beside its samples):
+// "out/memory-report-lethe.json.gz".
+std::string TerminalReportPath(const StressOptions& options);
+
 // The shared main of lethe-stress and lethe-stress-baseline.
 int StressMain(int argc, char** argv, bool malloc_replaced);
 

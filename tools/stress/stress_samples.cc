@@ -34,6 +34,19 @@ bool ParseUnsigned(const std::string& text, uint64_t* out) {
 
 }  // namespace
 
+RegretCounts MakeRegretCounts(uint64_t surface_count, uint64_t surface_bytes,
+                              uint64_t surface_decode_ns, uint64_t image_count, uint64_t image_bytes) {
+  RegretCounts regret{};
+  regret[kSurfaceRegretCount] = surface_count;
+  regret[kSurfaceRegretBytes] = surface_bytes;
+  regret[kSurfaceRegretDecodeNs] = surface_decode_ns;
+  regret[kImageRegretCount] = image_count;
+  regret[kImageRegretBytes] = image_bytes;
+  regret[kTotalRegretCount] = surface_count + image_count;
+  regret[kTotalRegretBytes] = surface_bytes + image_bytes;
+  return regret;
+}
+
 std::string CsvHeader() {
   std::string header =
       "run,phase,load,cycle,time_s,windows,rss_bytes,resident_unique_bytes,heap_allocated_bytes";
@@ -106,6 +119,11 @@ std::string ReadCsvFile(const std::string& path, std::vector<StressSample>* samp
       if (!ParseUnsigned(fields[kFixedColumnCount + kCacheNames.size() + i], &sample.regret[i])) {
         return where + "a regret figure is not a number";
       }
+    }
+    const RegretCounts& r = sample.regret;
+    if (r != MakeRegretCounts(r[kSurfaceRegretCount], r[kSurfaceRegretBytes],
+                              r[kSurfaceRegretDecodeNs], r[kImageRegretCount], r[kImageRegretBytes])) {
+      return where + "a regret total is not the sum of the two caches' figures";
     }
     samples->push_back(std::move(sample));
   }

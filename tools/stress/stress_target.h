@@ -51,10 +51,12 @@ class StressTarget {
   virtual void DrawFrame() = 0;
   // Each cache's bytes, in kCacheNames order.
   virtual CacheBytes Caches() = 0;
-  // The surface cache's regret so far, in kRegretNames order.
+  // The regret so far (the surface cache's, the image cache's, the totals), in kRegretNames order.
   virtual RegretCounts Regret() = 0;
   // Seconds of the engine's clock since the target was created.
   virtual double NowSeconds() = 0;
+  // Writes the engine's memory report (about:memory JSON, gzip'd for a .gz path). "" or why not.
+  virtual std::string ReportMemory(const std::string& path) = 0;
   // The engine's loop (lethe-stress --serve runs it until told to stop).
   virtual EventLoop& Loop() = 0;
   // What the target is ("Engine", or the interim cache driver), for the output.
