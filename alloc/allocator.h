@@ -71,7 +71,8 @@ LETHE_ALWAYS_INLINE bool MayBeCachedRegion(const void* pointer, uint32_t entry, 
 LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   ThreadCache* cache = t_cache;
   if (LETHE_LIKELY(SmallAndFast(size))) {
-    CacheBin& bin = cache->bins[SmallClassOf(size)];
+    CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
+                                                 SmallClassOffsetOf(size));
     uint32_t count = bin.count;
     if (LETHE_LIKELY(count > 0)) {
       --count;

@@ -81,8 +81,10 @@ struct CacheBin {
   uint16_t capacity;
   uint16_t low_water;  // lowest count since the bin's last GC visit
 };
-static_assert(sizeof(CacheBin) == 16 && sizeof(CacheBin) == 1u << kMapClassShift,
-              "free's fast path indexes bins by the page-map entry's class field in place");
+static_assert(sizeof(CacheBin) == 16 && sizeof(CacheBin) == 1u << kMapClassShift &&
+                  sizeof(CacheBin) == 1u << kClassLookupShift,
+              "the fast paths index bins by the page-map entry's class field in place (free) and "
+              "by SmallClassOffsetOf (malloc)");
 
 struct LargeCacheBin {
   uint32_t count;
