@@ -198,6 +198,11 @@ void* AllocateAligned(size_t alignment, size_t size) {
 }
 
 void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexcept {
+  if (!HasCache(cache)) {
+    Chunk* chunk = ChunkOf(pointer);
+    uint32_t page = PageOf(chunk, pointer);
+    return FreeSlow(pointer, chunk, page, chunk->map[page]);
+  }
   int saved_errno = errno;
   CacheBin& bin = cache->bins[klass];
   ThreadCacheFlushBin(cache, klass, bin.capacity / 2);
@@ -237,7 +242,7 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
              PageAddress(chunk, page) != pointer) {
     InvalidPointer(pointer);
   } else if (ThreadCache* cache = t_cache;
-             cache != nullptr && MapCount(entry) >= kLargeCacheMinPages &&
+             HasCache(cache) && MapCount(entry) >= kLargeCacheMinPages &&
              MapCount(entry) <= kLargeCacheMaxPages && ArenaOf(chunk) == cache->arena) {
     // Only the thread's own arena's runs: another arena's (a caller arena's, or another
     // thread's, which FreeToArena sends back without a lock) would fill the cache of a thread
@@ -250,7 +255,14 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
   FreeToArena(pointer, chunk, page, entry, true);
 }
 
+void FreeInChunkSlow(void* pointer) noexcept {
+  Chunk* chunk = ChunkOf(pointer);
+  uint32_t page = PageOf(chunk, pointer);
+  FreeSlow(pointer, chunk, page, chunk->map[page]);
+}
+
 void FreeNotInChunk(void* pointer) noexcept {
+  if (pointer == nullptr) return;
   int saved_errno = errno;
   void* owner = nullptr;
   size_t bytes = 0;

@@ -31,19 +31,48 @@ void* AllocateAligned(size_t alignment, size_t size);
 void* Reallocate(void* pointer, size_t size);
 size_t UsableSize(const void* pointer);
 void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexcept;
+// FreeSlow for a pointer in an arena chunk: finds the chunk and page again, so that free's fast
+// path keeps no registers alive for its slow end.
+void FreeInChunkSlow(void* pointer) noexcept;
 void FreeNotInChunk(void* pointer) noexcept;
 void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexcept;
 void RecordSlop(size_t requested, size_t usable);
 [[noreturn]] void InvalidPointer(const void* pointer);
 
-// The fast paths below keep to what every call must do: one TLS load, one flag load (fail-after
-// or slop counting send every allocation to the slow path), the bin, and one countdown that paces
-// the GC step and, with what each step adds to the counts, gives the statistics theirs. They
-// call nothing but in tail position, so they need no stack frame.
+// Free's fast-path test of a pointer into a small page before the region enters the cache.
+// With LETHE_DEBUG_LEVEL >= 1 it is exact: a region start of the run (the multiply-and-rotate test
+// of size_classes.h). Release builds test only the alignment every region has (8 bytes) and leave
+// the exact test to the flush that returns the region to its arena (bin.cc's FreeRegion: region
+// start, then the bitmap's double-free bit), as they already leave double frees: 14 fewer
+// instructions per free (tools/bench/alloc/README.md). The price: a 8-aligned interior pointer
+// freed in a release build may be handed out by the next malloc of its class before a flush
+// catches it, as a double free may.
+LETHE_ALWAYS_INLINE bool MayBeCachedRegion(const void* pointer, uint32_t entry, uint32_t klass) {
+#if LETHE_DEBUG_LEVEL >= 1
+  // The run starts MapCount(entry) pages below this page: the offset from the run's start is
+  // the offset within this page plus that many pages (the entry's count field, in place).
+  uint32_t offset = (static_cast<uint32_t>(reinterpret_cast<uintptr_t>(pointer)) &
+                     (kPageBytes - 1)) +
+                    (entry & ~((1u << kMapCountShift) - 1));
+  return IsRegionStart(offset, klass);
+#else
+  static_assert(kSmallSizes[0] == 8, "every region is 8-aligned");
+  (void)entry;
+  (void)klass;
+  return (reinterpret_cast<uintptr_t>(pointer) & 7) == 0;
+#endif
+}
+
+// The fast paths below keep to what every call must do: one TLS load (never null: g_no_cache
+// stands for "no cache" and sends both paths to their slow ends), one flag load or-ed into the
+// size (fail-after or slop counting send every allocation to the slow path), the bin, and one
+// countdown that paces the GC step and, with what each step adds to the counts, gives the
+// statistics theirs. They call nothing but in tail position, so they need no stack frame.
 LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   ThreadCache* cache = t_cache;
-  if (LETHE_LIKELY(cache != nullptr && size <= kSmallMaxBytes && !SlowAllocations())) {
-    CacheBin& bin = cache->bins[SmallClassOf(size)];
+  if (LETHE_LIKELY(SmallAndFast(size))) {
+    CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
+                                                 SmallClassOffsetOf(size));
     uint32_t count = bin.count;
     if (LETHE_LIKELY(count > 0)) {
       --count;
@@ -55,7 +84,7 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
       }
       return block;
     }
-  } else if (cache != nullptr && size - (kSmallMaxBytes + 1) < kLargeCacheMaxPages * kPageBytes -
+  } else if (size - (kSmallMaxBytes + 1) < kLargeCacheMaxPages * kPageBytes -
                                                                     kSmallMaxBytes &&
              !SlowAllocations()) {
     // A cached large run of the same page count (thread_cache.h); a miss takes the slow path.
@@ -66,25 +95,26 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   return AllocateSlow(size, 0, false);
 }
 
+// free(NULL) needs no test of its own: the first MiB is never an arena chunk, so it goes to
+// FreeNotInChunk, which returns on it.
 LETHE_ALWAYS_INLINE void Free(void* pointer) {
-  if (pointer == nullptr) return;
   if (LETHE_UNLIKELY(!IsArenaChunk(pointer))) return FreeNotInChunk(pointer);
   Chunk* chunk = ChunkOf(pointer);
-  uint32_t page = PageOf(chunk, pointer);
-  uint32_t entry = chunk->map[page];
+  uint32_t entry = chunk->map[PageOf(chunk, pointer)];
   ThreadCache* cache = t_cache;
-  // A caller arena's regions (kMapNoCache) go to their arena: FreeSlow.
-  if (LETHE_LIKELY(MapCachedSmall(entry) && cache != nullptr)) {
-    uint32_t klass = MapClass(entry);
-    // The run starts MapCount(entry) pages below this page: the offset from the run's start is
-    // the offset within this page plus that many pages (the entry's count field, in place).
-    uint32_t offset = (static_cast<uint32_t>(reinterpret_cast<uintptr_t>(pointer)) &
-                       (kPageBytes - 1)) +
-                      (entry & ~((1u << kMapCountShift) - 1));
-    if (LETHE_UNLIKELY(!IsRegionStart(offset, klass))) InvalidPointer(pointer);
-    CacheBin& bin = cache->bins[klass];
+  // A caller arena's regions (kMapNoCache) go to their arena: FreeSlow. Without a cache
+  // (g_no_cache), the bin is full: FreeToFullCacheBin sends the region to FreeSlow.
+  if (LETHE_LIKELY(MapCachedSmall(entry))) {
+    if (LETHE_UNLIKELY(!MayBeCachedRegion(pointer, entry, MapClass(entry)))) {
+      InvalidPointer(pointer);
+    }
+    // The entry's class field, in place, is the bin's byte offset (16-byte bins at offset 0).
+    CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
+                                                 (entry & (0xffu << kMapClassShift)));
     uint32_t count = bin.count;
-    if (LETHE_UNLIKELY(count == bin.capacity)) return FreeToFullCacheBin(cache, klass, pointer);
+    if (LETHE_UNLIKELY(count == bin.capacity)) {
+      return FreeToFullCacheBin(cache, MapClass(entry), pointer);
+    }
 #if LETHE_DEBUG_LEVEL >= 1
     for (uint32_t i = 0; i < count; ++i) {
       if (bin.slots[i] == pointer) lethe_fatal_pointer("free(): double free ", pointer, "");
@@ -95,7 +125,7 @@ LETHE_ALWAYS_INLINE void Free(void* pointer) {
     if (LETHE_UNLIKELY(--cache->free_countdown == 0)) ThreadCacheGcAfter(cache, false);
     return;
   }
-  FreeSlow(pointer, chunk, page, entry);
+  FreeInChunkSlow(pointer);
 }
 
 // Every invariant of every arena (page heaps and bins); LETHE_CHECK-fails on the first broken one.

@@ -34,7 +34,7 @@ LETHE_EXPORT size_t lethe_good_size(size_t size) noexcept { return GoodSize(size
 LETHE_EXPORT void lethe_purge(void) noexcept {
   EnsureInit();
   ThreadCacheRequestFlushAll();
-  if (t_cache != nullptr) ThreadCacheFlushAfterPurge(t_cache);
+  if (HasCache(t_cache)) ThreadCacheFlushAfterPurge(t_cache);
   PurgeAllArenas();
 }
 

@@ -22,7 +22,7 @@ LETHE_TLS bool t_in_callback = false;
 }  // namespace
 
 constinit std::atomic<long> g_fail_countdown{0};
-constinit std::atomic<uint32_t> g_slow_allocations{0};
+constinit std::atomic<size_t> g_slow_allocations{0};
 
 void ReserveInit(size_t bytes) {
   if (bytes == 0) return;

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "lethe/alloc.h"
+#include "size_classes.h"
 
 namespace lethe::internal {
 
@@ -32,12 +33,18 @@ uint64_t ReserveBytes();
 // down and is true for the one allocation that must fail.
 extern std::atomic<long> g_fail_countdown;
 inline bool FailArmed() { return g_fail_countdown.load(std::memory_order_relaxed) != 0; }
-// Nonzero while every allocation must take the slow path: bit 0 while the fail-after hook is armed
-// (it may stay set a little after the countdown ends: harmless), bit 1 while slop is counted
-// (LETHE_OPTIONS=slop:1). The fast path loads this one word instead of one per reason.
-inline constexpr uint32_t kSlowForFailAfter = 1, kSlowForSlop = 2;
-extern std::atomic<uint32_t> g_slow_allocations;
+// Nonzero while every allocation must take the slow path: one bit while the fail-after hook is
+// armed (it may stay set a little after the countdown ends: harmless), one while slop is counted
+// (LETHE_OPTIONS=slop:1). The fast path loads this one word instead of one per reason. The bits
+// lie above every small size, so that malloc's fast path tests size and flags with one compare:
+// (size | flags) <= kSmallMaxBytes (SmallAndFast).
+inline constexpr size_t kSlowForFailAfter = size_t{1} << 32, kSlowForSlop = size_t{1} << 33;
+extern std::atomic<size_t> g_slow_allocations;
 inline bool SlowAllocations() { return g_slow_allocations.load(std::memory_order_relaxed) != 0; }
+// size <= kSmallMaxBytes and no reason for the slow path.
+inline bool SmallAndFast(size_t size) {
+  return (size | g_slow_allocations.load(std::memory_order_relaxed)) <= kSmallMaxBytes;
+}
 bool FailureInjected();
 void SetFailAfter(long n);
 

@@ -182,21 +182,28 @@ inline bool IsRegionStart(uint32_t offset, size_t klass) {
   return RegionAt(offset, klass) < kRegionChecks[klass].region_count;
 }
 
-// Index by (size + 7) / 8 for size <= kSmallMaxBytes.
+// Index by (size + 7) / 8 for size <= kSmallMaxBytes. Entries hold class << kClassLookupShift:
+// the byte offset of the class's 16-byte thread-cache bin, so that malloc's fast path adds it
+// without a shift (thread_cache.h asserts the bin size).
 inline constexpr size_t kClassLookupEntries = kSmallMaxBytes / 8 + 1;
-constexpr std::array<uint8_t, kClassLookupEntries> BuildClassLookup() {
-  std::array<uint8_t, kClassLookupEntries> lookup{};
+inline constexpr uint32_t kClassLookupShift = 4;
+constexpr std::array<uint16_t, kClassLookupEntries> BuildClassLookup() {
+  std::array<uint16_t, kClassLookupEntries> lookup{};
   size_t klass = 0;
   for (size_t slot = 0; slot < kClassLookupEntries; ++slot) {
     while (kSmallSizes[klass] < slot * 8) ++klass;
-    lookup[slot] = static_cast<uint8_t>(klass);
+    lookup[slot] = static_cast<uint16_t>(klass << kClassLookupShift);
   }
   return lookup;
 }
-inline constexpr std::array<uint8_t, kClassLookupEntries> kClassLookup = BuildClassLookup();
+inline constexpr std::array<uint16_t, kClassLookupEntries> kClassLookup = BuildClassLookup();
 
 // The class of a small request (0 < size <= kSmallMaxBytes; 0 maps to the tiny class).
-inline size_t SmallClassOf(size_t size) { return kClassLookup[(size + 7) >> 3]; }
+inline size_t SmallClassOf(size_t size) {
+  return kClassLookup[(size + 7) >> 3] >> kClassLookupShift;
+}
+// SmallClassOf(size) << kClassLookupShift.
+inline size_t SmallClassOffsetOf(size_t size) { return kClassLookup[(size + 7) >> 3]; }
 
 inline constexpr size_t PagesFor(size_t bytes) { return (bytes + kPageBytes - 1) >> kLgPageBytes; }
 

@@ -14,7 +14,8 @@
 
 namespace lethe::internal {
 
-LETHE_TLS ThreadCache* t_cache = nullptr;
+constinit ThreadCache g_no_cache{};  // all zero: .bss, never written
+LETHE_TLS ThreadCache* t_cache = &g_no_cache;
 constinit std::atomic<uint64_t> g_flush_epoch{0};
 
 namespace {
@@ -58,7 +59,7 @@ void InitBins(ThreadCache* cache) {
 
 void Destroy(void* value) {
   auto* cache = static_cast<ThreadCache*>(value);
-  t_cache = nullptr;
+  t_cache = &g_no_cache;
   t_state = kGone;
   ThreadCacheFlushAll(cache);
   MutexLock lock(&g_registry_lock);
@@ -84,7 +85,7 @@ void ThreadCacheInitKey() {
 }
 
 ThreadCache* ThreadCacheGet() {
-  if (t_cache != nullptr) return t_cache;
+  if (HasCache(t_cache)) return t_cache;
   if (t_state != kFresh || !g_options.tcache || !g_key_ready || t_bound_arena != nullptr) {
     return nullptr;
   }
@@ -113,7 +114,7 @@ ThreadCache* ThreadCacheGet() {
   return cache;
 }
 
-void ThreadCacheSuspend() { t_cache = nullptr; }
+void ThreadCacheSuspend() { t_cache = &g_no_cache; }
 
 void ThreadCacheResume() {
   if (t_state == kActive) t_cache = static_cast<ThreadCache*>(pthread_getspecific(g_key));

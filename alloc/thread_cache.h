@@ -34,6 +34,7 @@
 #include <cstdint>
 
 #include "arena.h"
+#include "chunk.h"
 #include "compiler.h"
 #include "size_classes.h"
 
@@ -80,7 +81,10 @@ struct CacheBin {
   uint16_t capacity;
   uint16_t low_water;  // lowest count since the bin's last GC visit
 };
-static_assert(sizeof(CacheBin) == 16);
+static_assert(sizeof(CacheBin) == 16 && sizeof(CacheBin) == 1u << kMapClassShift &&
+                  sizeof(CacheBin) == 1u << kClassLookupShift,
+              "the fast paths index bins by the page-map entry's class field in place (free) and "
+              "by SmallClassOffsetOf (malloc)");
 
 struct LargeCacheBin {
   uint32_t count;
@@ -89,7 +93,7 @@ struct LargeCacheBin {
 };
 
 struct ThreadCache {
-  CacheBin bins[kSmallClassCount];
+  CacheBin bins[kSmallClassCount];  // first: see CacheBin
   LargeCacheBin large[kLargeCacheBins];  // [pages - kLargeCacheMinPages]
   uint64_t large_bytes;                  // in large[]; written by the owner, read racily
   Arena* arena;
@@ -108,8 +112,15 @@ struct ThreadCache {
   uint32_t gc_next_bin;
   void* storage[TotalCacheSlots()];
 };
+static_assert(offsetof(ThreadCache, bins) == 0, "free's fast path: see CacheBin");
 
+// The calling thread's cache, or &g_no_cache when it has none (not created yet, caches off, the
+// thread exiting or bound to a caller arena). Never null, so that the fast paths need no null
+// test: g_no_cache's bins are all empty with capacity 0, so malloc's fast path finds no region and
+// free's finds the bin full, and both take their slow paths, which test for it (HasCache).
 extern LETHE_TLS ThreadCache* t_cache;
+extern constinit ThreadCache g_no_cache;
+inline bool HasCache(const ThreadCache* cache) { return cache != &g_no_cache; }
 // Bumped by lethe_purge(): every cache whose flush_epoch differs flushes itself at its next
 // slow-path event.
 extern std::atomic<uint64_t> g_flush_epoch;

@@ -375,6 +375,32 @@ TEST(AllocatorDeathTest, DoubleFreeOfASmallBlockAborts) {
       "lethe: free\\(\\): double free");
 }
 
+// Release builds check a cached free only for 8-byte alignment and leave the region-start and
+// double-free checks to the flush (allocator.h, MayBeCachedRegion): debug builds abort at the
+// free, release builds at the latest when the cache returns the region to its arena.
+TEST(AllocatorDeathTest, AlignedInteriorPointerOfASmallBlockAbortsByTheFlush) {
+  EXPECT_DEATH(
+      {
+        auto* block = static_cast<char*>(lethe_malloc(48));
+        lethe_free(block + 16);
+        lethe_purge();
+      },
+      "lethe: free\\(\\): invalid pointer");
+}
+
+TEST(AllocatorDeathTest, DoubleFreeOfASmallBlockAbortsByTheFlush) {
+  EXPECT_DEATH(
+      {
+        void* block = lethe_malloc(48);
+        lethe_free(block);
+        lethe_free(block);
+        lethe_purge();
+      },
+      // At the flush, the first copy may empty the run and give its pages back, so that the
+      // second finds a free page: an invalid pointer.
+      "lethe: free\\(\\): (double free|invalid pointer)");
+}
+
 TEST(AllocatorDeathTest, DoubleFreeOfALargeBlockAborts) {
   EXPECT_DEATH(
       {
