@@ -57,6 +57,9 @@ class EngineImpl final : private HtmlImagePainter {
   Status ReportMemory(const std::string& path);
   MemoryReport CollectMemoryReport() const { return reporter_.Collect(); }
   MemorySnapshot Memory() const;
+  // Memory() without the process-wide figures (heap, RSS, SQLite), which cost a system read each:
+  // what the engine's own structures hold.
+  MemorySnapshot CacheFigures() const;
   Status WriteTrace(const std::string& path);
   void WaitForDecodes();
   // Re-arms the one cache-maintenance timer at the earliest due expiry.

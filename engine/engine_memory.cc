@@ -1,6 +1,8 @@
 // The EngineImpl's memory side: the one cache-maintenance timer, pressure handling, the memory
 // report and snapshot, the control socket's stats, and the memory trace.
 #include <algorithm>
+#include <array>
+#include <iterator>
 
 #include "engine_impl.h"
 #include "lethe/alloc.h"
@@ -132,16 +134,14 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
                     "Image bytes read from the file at their URL (the network, in this model).");
   collector.Counter("engine/bfcache-restores", stats_.bfcache_restore_count,
                     "Back/forward navigations served from the BfCache.");
-  collector.Counter("fonts/glyphs", glyphs_.glyph_count,
-                    "Glyph bitmaps kept in the faces' glyph tables (counted in explicit/fonts).");
-  collector.Counter("fonts/glyph-bytes", glyphs_.bytes,
-                    "Bytes of those glyph tables, included in explicit/fonts (a byte count).");
   collector.Counter("fonts/glyph-rasterizations", glyphs_.rasterize_count,
                     "Glyphs rasterized by FreeType (misses of the glyph tables).");
   collector.Counter("fonts/glyph-table-clears", glyphs_.clear_count,
                     "Glyph tables emptied because a new glyph would pass their cap.");
-  const MemorySnapshot memory = Memory();
+  // The figures the report does not carry yet (the rest are the caches' and the reporter's own).
+  const MemorySnapshot memory = CacheFigures();
   for (const MemoryFigure& figure : kMemoryFigures) {
+    if (!figure.engine_reports) continue;
     collector.Add({std::string(figure.report_path), ReportKind::kOther,
                    figure.is_count ? ReportUnits::kCount : ReportUnits::kBytes,
                    static_cast<int64_t>(figure.value(memory)), std::string(figure.description)});
@@ -149,6 +149,16 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
 }
 
 MemorySnapshot EngineImpl::Memory() const {
+  MemorySnapshot snapshot = CacheFigures();
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  snapshot.heap_allocated_bytes = stats.allocated_bytes;
+  snapshot.resident_bytes = ReadResidentMemory().resident_bytes;
+  snapshot.sqlite_bytes = cache::SqliteMemoryInUse().in_use_bytes;
+  return snapshot;
+}
+
+MemorySnapshot EngineImpl::CacheFigures() const {
   MemorySnapshot snapshot;
   snapshot.surfaces_bytes = surfaces_.used_bytes();
   snapshot.locked_surfaces_bytes = surfaces_.locked_bytes();
@@ -158,12 +168,7 @@ MemorySnapshot EngineImpl::Memory() const {
   snapshot.glyph_bytes = glyphs_.bytes;
   snapshot.glyph_count = glyphs_.glyph_count;
   snapshot.shaped_words_bytes = words_.used_bytes();
-  snapshot.sqlite_bytes = cache::SqliteMemoryInUse().in_use_bytes;
   snapshot.framebuffer_bytes = framebuffer_.MemoryBytes();
-  lethe_stats_t stats;
-  lethe_stats(&stats);
-  snapshot.heap_allocated_bytes = stats.allocated_bytes;
-  snapshot.resident_bytes = ReadResidentMemory().resident_bytes;
   snapshot.surface_count = surfaces_.surface_count();
   snapshot.image_count = images_.entry_count();
   snapshot.bfcache_document_count = bfcache_.document_count();
@@ -194,20 +199,47 @@ ControlReply EngineImpl::ControlStats() const {
 
 // ---- traces -----------------------------------------------------------------------------------
 
+namespace {
+
+// The trace's counter events: each distinct trace_counter of the figure list, in the order of its
+// first figure. Grouped once, at compile time, so that a sample does no searching.
+constexpr size_t CountTraceCounters() {
+  size_t count = 0;
+  for (size_t i = 0; i < std::size(kMemoryFigures); ++i) {
+    bool first = true;
+    for (size_t j = 0; j < i; ++j) {
+      first = first && kMemoryFigures[j].trace_counter != kMemoryFigures[i].trace_counter;
+    }
+    count += first ? 1 : 0;
+  }
+  return count;
+}
+
+constexpr auto kTraceCounters = [] {
+  std::array<std::string_view, CountTraceCounters()> names{};
+  size_t count = 0;
+  for (const MemoryFigure& figure : kMemoryFigures) {
+    auto end = names.begin() + count;
+    if (std::find(names.begin(), end, figure.trace_counter) == end) names[count++] = figure.trace_counter;
+  }
+  return names;
+}();
+
+}  // namespace
+
 void EngineImpl::SampleTrace() {
   if (trace_ == nullptr) return;
   auto now = std::chrono::duration_cast<TraceRecorder::Micros>(clock_.Now().time_since_epoch());
-  MemorySnapshot memory = Memory();
-  // One counter event per trace_counter of the list, its figures as the event's arguments, in
-  // list order (the figures of one counter are adjacent in the list, but do not rely on it).
-  std::vector<std::pair<std::string_view, std::vector<std::pair<std::string, int64_t>>>> counters;
-  for (const MemoryFigure& figure : kMemoryFigures) {
-    auto it = std::find_if(counters.begin(), counters.end(),
-                           [&](const auto& counter) { return counter.first == figure.trace_counter; });
-    if (it == counters.end()) it = counters.insert(counters.end(), {figure.trace_counter, {}});
-    it->second.emplace_back(std::string(figure.trace_arg), static_cast<int64_t>(figure.value(memory)));
+  const MemorySnapshot memory = Memory();
+  std::vector<std::pair<std::string, int64_t>> args;
+  for (std::string_view counter : kTraceCounters) {
+    args.clear();
+    for (const MemoryFigure& figure : kMemoryFigures) {
+      if (figure.trace_counter != counter) continue;
+      args.emplace_back(std::string(figure.trace_arg), static_cast<int64_t>(figure.value(memory)));
+    }
+    trace_->Counter(std::string(counter), now, args);
   }
-  for (const auto& [name, args] : counters) trace_->Counter(std::string(name), now, args);
 }
 
 void EngineImpl::TraceInstant(const std::string& name,

@@ -215,8 +215,8 @@ TEST_F(GlyphCacheTest, TheFontsReportCountsTheGlyphsHeld) {
   MemorySnapshot memory = engine->Memory();
   MemoryReport report = engine->CollectMemoryReport();
   EXPECT_EQ(report.Amount("explicit/fonts"), static_cast<int64_t>(memory.fonts_bytes));
-  EXPECT_EQ(report.Amount("lethe-counters/fonts/glyph-bytes"), static_cast<int64_t>(memory.glyph_bytes));
-  EXPECT_EQ(report.Amount("lethe-counters/fonts/glyphs"), static_cast<int64_t>(memory.glyph_count));
+  EXPECT_EQ(report.Amount("fonts-glyph-tables"), static_cast<int64_t>(memory.glyph_bytes));
+  EXPECT_EQ(report.Amount("engine/glyphs"), static_cast<int64_t>(memory.glyph_count));
   EXPECT_EQ(report.Amount("lethe-counters/fonts/glyph-rasterizations"),
             static_cast<int64_t>(engine->stats().glyph_rasterize_count));
   // The glyphs are inside the fonts' bytes, beside two faces' FreeType and HarfBuzz bytes.
@@ -226,7 +226,7 @@ TEST_F(GlyphCacheTest, TheFontsReportCountsTheGlyphsHeld) {
   engine->RunFor(seconds(31));
   report = engine->CollectMemoryReport();
   EXPECT_EQ(report.Amount("explicit/fonts"), 0);
-  EXPECT_EQ(report.Amount("lethe-counters/fonts/glyph-bytes"), 0);
+  EXPECT_EQ(report.Amount("fonts-glyph-tables"), 0);
 }
 
 }  // namespace
