@@ -103,6 +103,53 @@ inline uint32_t PixelAt(const Framebuffer& frame, uint32_t x, uint32_t y) {
   return uint32_t{p[3]} << 24 | uint32_t{p[2]} << 16 | uint32_t{p[1]} << 8 | p[0];
 }
 
+// The fixture of the HTML page tests: an engine on the test site with one tab, pages the test writes
+// itself, and readers of the frame.
+class HtmlEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start(TestOptions(&log_)); }
+
+  // (Re)creates the engine with `options` and opens its tab.
+  void Start(EngineOptions options) {
+    engine_ = MakeEngine(std::move(options));
+    ASSERT_NE(engine_, nullptr);
+    tab_ = engine_->OpenWindow();
+  }
+
+  // Writes `html` as NAME.html in the test site and navigates the tab to it.
+  void ShowHtml(const std::string& html, const std::string& name = "page") {
+    const std::string path = site_.dir().File(name + ".html");
+    WriteFile(path, html);
+    Status status = engine_->Navigate(tab_, path);
+    ASSERT_TRUE(status.ok()) << status.message();
+  }
+
+  const Framebuffer& Frame() { return engine_->DrawFrame(); }
+
+  // Pixels darker than mid-grey in the rectangle [x0, x1) x [y0, y1): how much ink text left there.
+  int Ink(int x0, int y0, int x1, int y1) {
+    const Framebuffer& frame = Frame();
+    int count = 0;
+    for (int y = y0; y < y1; ++y) {
+      for (int x = x0; x < x1; ++x) {
+        count += (PixelAt(frame, static_cast<uint32_t>(x), static_cast<uint32_t>(y)) & 0xff) < 128;
+      }
+    }
+    return count;
+  }
+
+  std::string AllLog() const {
+    std::string all;
+    for (const std::string& line : log_) all += line + "\n";
+    return all;
+  }
+
+  TestSite site_;
+  std::vector<std::string> log_;
+  std::unique_ptr<Engine> engine_;
+  WindowId tab_ = 0;
+};
+
 }  // namespace lethe::testing
 
 #endif  // LETHE_TESTS_ENGINE_ENGINE_TEST_PAGES_H_

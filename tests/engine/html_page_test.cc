@@ -56,47 +56,14 @@ std::string Base64(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
-class HtmlPageTest : public ::testing::Test {
+class HtmlPageTest : public testing::HtmlEngineTest {
  protected:
   void SetUp() override {
     testing::WriteBytes(site_.dir().File("img/tile.gif"), HalfRedHalfBlueGif());
-    engine_ = testing::MakeEngine(testing::TestOptions(&log_));
-    ASSERT_NE(engine_, nullptr);
-    tab_ = engine_->OpenWindow();
+    HtmlEngineTest::SetUp();
   }
 
-  // Writes `html` as NAME.html in the test site and shows it.
-  void Show(const std::string& html, const std::string& name = "page") {
-    const std::string path = site_.dir().File(name + ".html");
-    testing::WriteFile(path, html);
-    Status status = engine_->Navigate(tab_, path);
-    ASSERT_TRUE(status.ok()) << status.message();
-  }
-
-  const Framebuffer& Frame() { return engine_->DrawFrame(); }
-
-  // Pixels darker than mid-grey in the rectangle: how much ink text left there.
-  int Ink(int x0, int y0, int x1, int y1) {
-    const Framebuffer& frame = Frame();
-    int count = 0;
-    for (int y = y0; y < y1; ++y) {
-      for (int x = x0; x < x1; ++x) {
-        count += (PixelAt(frame, static_cast<uint32_t>(x), static_cast<uint32_t>(y)) & 0xff) < 128;
-      }
-    }
-    return count;
-  }
-
-  std::string AllLog() const {
-    std::string all;
-    for (const std::string& line : log_) all += line + "\n";
-    return all;
-  }
-
-  testing::TestSite site_;
-  std::vector<std::string> log_;
-  std::unique_ptr<Engine> engine_;
-  WindowId tab_ = 0;
+  void Show(const std::string& html, const std::string& name = "page") { ShowHtml(html, name); }
 };
 
 TEST_F(HtmlPageTest, ImageIsDrawnAtItsCssPositionAndSize) {

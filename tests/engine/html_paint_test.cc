@@ -22,25 +22,13 @@ constexpr uint32_t kBlack = 0xff000000;
 constexpr uint32_t kRed = 0xffff0000;
 constexpr uint32_t kBlue = 0xff0000ff;
 
-class HtmlPaintTest : public ::testing::Test {
+class HtmlPaintTest : public testing::HtmlEngineTest {
  protected:
-  void SetUp() override { Start(testing::TestOptions(&log_)); }
-
-  void Start(EngineOptions options) {
-    engine_ = testing::MakeEngine(std::move(options));
-    ASSERT_NE(engine_, nullptr);
-    tab_ = engine_->OpenWindow();
-  }
-
+  // Shows `body` in a page with a 10 px padding, its images decoded.
   void Show(const std::string& body) {
-    const std::string path = site_.dir().File("paint.html");
-    testing::WriteFile(path, "<html><body style=\"margin:0; padding:10px\">" + body + "</body></html>");
-    Status status = engine_->Navigate(tab_, path);
-    ASSERT_TRUE(status.ok()) << status.message();
+    ShowHtml("<html><body style=\"margin:0; padding:10px\">" + body + "</body></html>", "paint");
     engine_->WaitForDecodes();
   }
-
-  const Framebuffer& Frame() { return engine_->DrawFrame(); }
 
   // How far right the ink of the top third of the rows [y0, y1) sits from that of the bottom third
   // (mean x of dark pixels): about 0 for upright stems, a fifth of the height apart for a slant.
@@ -69,11 +57,6 @@ class HtmlPaintTest : public ::testing::Test {
     };
     return mean_x(top, top + third) - mean_x(bottom + 1 - third, bottom + 1);
   }
-
-  testing::TestSite site_;
-  std::vector<std::string> log_;
-  std::unique_ptr<Engine> engine_;
-  WindowId tab_ = 0;
 };
 
 const char kStems[] =
