@@ -75,6 +75,19 @@ TEST(ControlClient, SendsACommandAndReadsItsReplyAndKnowsThePeer) {
   EXPECT_NE(ReplyError(reply).find("unknown command"), std::string::npos);
 }
 
+// A Unix stream socket bound at `path` (nobody listening yet), or -1.
+int BoundSocket(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 TEST(ControlClient, AMissingSocketSaysSo) {
   std::string error;
   EXPECT_EQ(ControlClient::Connect("/nonexistent/engine.sock", &error), nullptr);
@@ -83,11 +96,8 @@ TEST(ControlClient, AMissingSocketSaysSo) {
 
 TEST(ControlClient, ADeadSocketSaysConnectionRefused) {
   const std::string path = SocketPath("dead");
-  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  int fd = BoundSocket(path);
+  ASSERT_GE(fd, 0);
   close(fd);  // the file stays, nobody listens: what a crashed engine leaves behind
   std::string error;
   EXPECT_EQ(ControlClient::Connect(path, &error), nullptr);
@@ -103,11 +113,8 @@ TEST(ControlClient, AnOverlongPathIsRefusedBeforeConnecting) {
 
 TEST(ControlClient, AnEngineThatNeverAnswersTimesOut) {
   const std::string path = SocketPath("mute");
-  int listener = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  int listener = BoundSocket(path);
+  ASSERT_GE(listener, 0);
   ASSERT_EQ(listen(listener, 1), 0);
   std::string error;
   auto client = ControlClient::Connect(path, &error);  // queued in the backlog, never read

@@ -210,6 +210,13 @@ TEST(StressFigures, PrintsEveryFigureBesideItsTarget) {
       << text;
 }
 
+// What PrintHeapFigures prints for `figures`.
+std::string HeapText(const StressFigures& figures) {
+  std::ostringstream out;
+  PrintHeapFigures(out, figures);
+  return out.str();
+}
+
 // The heap figures come from heap_allocated_bytes (a third of RSS in Samples()), the same way.
 TEST(StressFigures, HeapFiguresAreComputedOnHeapBytesAndJudgedAlike) {
   StressFigures heap;
@@ -221,12 +228,11 @@ TEST(StressFigures, HeapFiguresAreComputedOnHeapBytesAndJudgedAlike) {
   EXPECT_EQ(heap.lethe.peak_rss_bytes, 50 * kMiB / 3);
   EXPECT_NEAR(heap.terminal_reduction, 1 - (20 * kMiB / 3) / double(180 * kMiB / 3), 1e-9);
   EXPECT_TRUE(TargetsMet(heap));
-  std::ostringstream out;
-  PrintHeapFigures(out, heap);
-  EXPECT_NE(out.str().find("heap: terminal reduction: 89%   (target >= 60%: met)"),
-            std::string::npos) << out.str();
-  EXPECT_NE(out.str().find("heap: slope of lethe's heap over cycles 6 to 11: +0.00% per cycle"),
-            std::string::npos) << out.str();
+  const std::string text = HeapText(heap);
+  EXPECT_NE(text.find("heap: terminal reduction: 89%   (target >= 60%: met)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("heap: slope of lethe's heap over cycles 6 to 11: +0.00% per cycle"),
+            std::string::npos) << text;
   // A Lethe heap that grows cycle after cycle misses the slope target on heap bytes too.
   ASSERT_EQ(ComputeFigures(Samples("baseline", 200, 180), Samples("lethe", 50, 20, 6), 11, &heap,
                            Metric::kHeap),
@@ -250,21 +256,19 @@ TEST(StressFigures, OnHeapLethesPeakIsJudgedAgainstTheBaselinesPeak) {
   EXPECT_GT(heap.peak_vs_baseline_terminal, 1.0);
   EXPECT_NEAR(heap.peak_vs_baseline_peak, 50.0 / 200.0, 1e-3);
   EXPECT_TRUE(TargetsMet(heap));
-  std::ostringstream out;
-  PrintHeapFigures(out, heap);
-  EXPECT_NE(out.str().find("heap: peak vs baseline terminal: 1.25x   (no target on heap"),
-            std::string::npos) << out.str();
-  EXPECT_NE(out.str().find("heap: peak vs baseline peak: 0.25x   (target < 1x: met)"),
-            std::string::npos) << out.str();
+  std::string text = HeapText(heap);
+  EXPECT_NE(text.find("heap: peak vs baseline terminal: 1.25x   (no target on heap"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("heap: peak vs baseline peak: 0.25x   (target < 1x: met)"), std::string::npos)
+      << text;
   // A Lethe that peaks above the baseline's peak misses it.
   ASSERT_EQ(ComputeFigures(Samples("baseline", 40, 30), Samples("lethe", 50, 10), 11, &heap,
                            Metric::kHeap),
             "");
   EXPECT_FALSE(TargetsMet(heap));
-  out.str("");
-  PrintHeapFigures(out, heap);
-  EXPECT_NE(out.str().find("heap: peak vs baseline peak: 1.25x   (target < 1x: NOT MET)"),
-            std::string::npos) << out.str();
+  text = HeapText(heap);
+  EXPECT_NE(text.find("heap: peak vs baseline peak: 1.25x   (target < 1x: NOT MET)"),
+            std::string::npos) << text;
 }
 
 TEST(StressFigures, RegretIsLethesAtTheEndOfItsRun) {
@@ -420,50 +424,51 @@ TEST(StressOptions, WorkloadArgsRepeatTheWorkloadForAChild) {
   EXPECT_TRUE(child.real_time);
 }
 
-TEST(StressPages, PrefersHtmlPagesToPageDescriptions) {
+// What ListPages finds in a new folder holding `files` (paths relative to it, empty files): its
+// error, and the pages' file names in the order listed.
+struct Listing {
+  std::string error;
+  std::vector<std::string> names;
+};
+
+Listing ListPagesAmong(const std::vector<std::string>& files, int page_count = 0, int scale = 1) {
   TempDir dir;
-  fs::create_directories(dir.path() / "pages");
-  Touch(dir.File("pages/b.html"));
-  Touch(dir.File("pages/a.json"));
-  Touch(dir.File("pages/a.html"));
+  for (const std::string& file : files) {
+    fs::create_directories((dir.path() / file).parent_path());
+    Touch(dir.File(file));
+  }
+  Listing listing;
   std::vector<std::string> pages;
-  ASSERT_EQ(ListPages(dir.path().string(), 0, 1, &pages), "");
-  ASSERT_EQ(pages.size(), 2u);
-  EXPECT_EQ(fs::path(pages[0]).filename(), "a.html");
-  EXPECT_EQ(fs::path(pages[1]).filename(), "b.html");
+  listing.error = ListPages(dir.path().string(), page_count, scale, &pages);
+  for (const std::string& page : pages) listing.names.push_back(fs::path(page).filename().string());
+  return listing;
+}
+
+using Names = std::vector<std::string>;
+
+TEST(StressPages, PrefersHtmlPagesToPageDescriptions) {
+  Listing listing = ListPagesAmong({"pages/b.html", "pages/a.json", "pages/a.html"});
+  ASSERT_EQ(listing.error, "");
+  EXPECT_EQ(listing.names, (Names{"a.html", "b.html"}));
 }
 
 TEST(StressPages, ListsPageDescriptionsSortedAndPrefersThePagesFolder) {
-  TempDir dir;
-  fs::create_directories(dir.path() / "pages");
-  Touch(dir.File("index.json"));
-  Touch(dir.File("pages/b.json"));
-  Touch(dir.File("pages/a.json"));
-  std::vector<std::string> pages;
-  ASSERT_EQ(ListPages(dir.path().string(), 0, 1, &pages), "");
-  ASSERT_EQ(pages.size(), 2u);
-  EXPECT_EQ(fs::path(pages[0]).filename(), "a.json");
-  EXPECT_EQ(fs::path(pages[1]).filename(), "b.json");
+  Listing listing = ListPagesAmong({"index.json", "pages/b.json", "pages/a.json"});
+  ASSERT_EQ(listing.error, "");
+  EXPECT_EQ(listing.names, (Names{"a.json", "b.json"}));
 }
 
 TEST(StressPages, TakesImagesWhenThereAreNoPageDescriptions) {
-  TempDir dir;
-  Touch(dir.File("x.PNG"));
-  Touch(dir.File("y.gif"));
-  Touch(dir.File("notes.txt"));
-  std::vector<std::string> pages;
-  ASSERT_EQ(ListPages(dir.path().string(), 0, 1, &pages), "");
-  EXPECT_EQ(pages.size(), 2u);
+  Listing listing = ListPagesAmong({"x.PNG", "y.gif", "notes.txt"});
+  ASSERT_EQ(listing.error, "");
+  EXPECT_EQ(listing.names, (Names{"x.PNG", "y.gif"}));
 }
 
 TEST(StressPages, PageCountRepeatsAShortListAndScaleMultipliesIt) {
-  TempDir dir;
-  Touch(dir.File("a.json"));
-  Touch(dir.File("b.json"));
-  std::vector<std::string> pages;
-  ASSERT_EQ(ListPages(dir.path().string(), 5, 2, &pages), "");
-  ASSERT_EQ(pages.size(), 10u);
-  EXPECT_EQ(pages[2], pages[0]);
+  Listing listing = ListPagesAmong({"a.json", "b.json"}, 5, 2);
+  ASSERT_EQ(listing.error, "");
+  ASSERT_EQ(listing.names.size(), 10u);
+  EXPECT_EQ(listing.names[2], listing.names[0]);
 }
 
 TEST(StressPages, AnEmptyOrMissingDirectoryIsAnError) {
