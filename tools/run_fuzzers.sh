@@ -9,7 +9,8 @@
 #                                               beside the checkout, or --corpus DIR); the corpus each
 #                                               target grows is kept in BUILD_DIR/fuzz-campaign/ so that
 #                                               the next campaign resumes from it. BUILD_DIR defaults
-#                                               to build/fuzz.
+#                                               to build/fuzz. The targets' pixel cap is 64 Kpx there
+#                                               (--max-pixels; 1 Mpx in CI): see tests/fuzz/fuzz_limits.h.
 #
 # Every target runs with -rss_limit_mb=2048 and a time limit per input (-timeout, wall clock: 5 s,
 # or 30 s in a campaign, which runs niced on a shared machine where 1 s of CPU can take 6), two at a
@@ -24,6 +25,7 @@ usage() {
   cat <<USAGE
 usage: tools/run_fuzzers.sh BUILD_DIR [SECONDS]
        tools/run_fuzzers.sh --campaign SECONDS [--corpus DIR] [--targets T1,T2] [--max-len BYTES]
+                            [--max-pixels N]
                             [BUILD_DIR]
   BUILD_DIR       a fuzz build (cmake --preset fuzz; default for --campaign: build/fuzz)
   SECONDS         seconds per target (default 20)
@@ -34,6 +36,9 @@ usage: tools/run_fuzzers.sh BUILD_DIR [SECONDS]
   --max-len N     longest input libFuzzer makes, in bytes (campaign default 65536: real files are
                   larger, and a campaign wants executions; longer seeds are read truncated)
   --timeout S     wall-clock seconds one input may take (default 5; campaign 30)
+  --max-pixels N  the targets' largest image, in pixels (256 to 1048576; default 1048576, campaign
+                  65536: a campaign's corpus grows inputs that compose a megapixel canvas twenty
+                  times in a few KiB, each as slow as a thousand small ones)
 USAGE
 }
 bad_usage() { echo "run_fuzzers: $1" >&2; usage >&2; exit 2; }
@@ -45,6 +50,7 @@ corpus="$checkout/../shared/corpus"
 only=""
 max_len=""
 timeout=""
+max_pixels=""
 positional=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -60,6 +66,10 @@ while [ $# -gt 0 ]; do
     --timeout)
       [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || bad_usage "--timeout needs SECONDS"
       timeout=$2; shift ;;
+    --max-pixels)
+      [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 256 ] && [ "$2" -le 1048576 ] \
+        || bad_usage "--max-pixels needs a count from 256 to 1048576"
+      max_pixels=$2; shift ;;
     -*) bad_usage "unknown flag '$1'" ;;
     *) positional+=("$1") ;;
   esac
@@ -71,6 +81,7 @@ if [ "$campaign" -eq 1 ]; then
   build=${positional[0]:-$checkout/build/fuzz}
   max_len=${max_len:-65536}
   timeout=${timeout:-30}
+  max_pixels=${max_pixels:-65536}
   [ -d "$corpus" ] || { echo "run_fuzzers: no shared corpus at $corpus (--corpus DIR)" >&2; exit 1; }
 else
   [ ${#positional[@]} -ge 1 ] && [ ${#positional[@]} -le 2 ] || bad_usage "BUILD_DIR is required"
@@ -79,6 +90,8 @@ else
   [[ "$seconds" =~ ^[0-9]+$ ]] || bad_usage "SECONDS must be a number"
 fi
 timeout=${timeout:-5}
+max_pixels=${max_pixels:-1048576}
+export LETHE_FUZZ_MAX_PIXELS=$max_pixels
 fuzz_dir="$build/tests/fuzz"
 [ -x "$fuzz_dir/lethe_fuzz_seeds" ] || { echo "run_fuzzers: no fuzz build in $build" >&2; exit 1; }
 
@@ -186,6 +199,7 @@ wait_batch() {
 
 mode=""
 [ "$campaign" -eq 0 ] || mode=" (campaign, corpus kept in $runs)"
+mode="$mode, images up to $max_pixels pixels"
 echo "fuzzing ${#targets[@]} targets for ${seconds}s each, two at a time$mode"
 for target in "${targets[@]}"; do
   run_one "$target" &
