@@ -13,9 +13,8 @@
 #                                               (--max-pixels; 1 Mpx in CI): see tests/fuzz/fuzz_limits.h.
 #
 # Every target runs with -rss_limit_mb=2048 and a time limit per input (-timeout, wall clock: 5 s,
-# or 30 s in a campaign, which runs niced on a shared machine where 1 s of CPU can take 6), two at a
-# time. The executions of each target
-# are printed as it ends. Exits 1 when any target reports a crash, leak, timeout or out-of-memory;
+# or 30 s in a campaign, which may run niced on a shared machine where 1 s of CPU can take 6), two at
+# a time (--parallel). The executions of each target are printed as it ends. Exits 1 when any target reports a crash, leak, timeout or out-of-memory;
 # the reproducer stays in the target's artifacts/ folder and its log beside it.
 set -euo pipefail
 
@@ -25,7 +24,7 @@ usage() {
   cat <<USAGE
 usage: tools/run_fuzzers.sh BUILD_DIR [SECONDS]
        tools/run_fuzzers.sh --campaign SECONDS [--corpus DIR] [--targets T1,T2] [--max-len BYTES]
-                            [--max-pixels N]
+                            [--max-pixels N] [--runs N] [--parallel N]
                             [BUILD_DIR]
   BUILD_DIR       a fuzz build (cmake --preset fuzz; default for --campaign: build/fuzz)
   SECONDS         seconds per target (default 20)
@@ -39,6 +38,8 @@ usage: tools/run_fuzzers.sh BUILD_DIR [SECONDS]
   --max-pixels N  the targets' largest image, in pixels (256 to 1048576; default 1048576, campaign
                   65536: a campaign's corpus grows inputs that compose a megapixel canvas twenty
                   times in a few KiB, each as slow as a thousand small ones)
+  --runs N        stop a target after N executions (or its SECONDS, whichever comes first)
+  --parallel N    targets fuzzed at once (default 2)
 USAGE
 }
 bad_usage() { echo "run_fuzzers: $1" >&2; usage >&2; exit 2; }
@@ -51,6 +52,8 @@ only=""
 max_len=""
 timeout=""
 max_pixels=""
+runs_limit=""
+parallel=2
 positional=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -70,6 +73,12 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 256 ] && [ "$2" -le 1048576 ] \
         || bad_usage "--max-pixels needs a count from 256 to 1048576"
       max_pixels=$2; shift ;;
+    --runs)
+      [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || bad_usage "--runs needs a count"
+      runs_limit=$2; shift ;;
+    --parallel)
+      [ $# -ge 2 ] && [[ "$2" =~ ^[1-9]$ ]] || bad_usage "--parallel needs 1 to 9"
+      parallel=$2; shift ;;
     -*) bad_usage "unknown flag '$1'" ;;
     *) positional+=("$1") ;;
   esac
@@ -152,6 +161,7 @@ run_one() {  # run_one TARGET: fuzz it; the log goes to $runs/TARGET.log
     inputs+=("$runs/shared/$target")
   fi
   [ -z "$max_len" ] || extra+=("-max_len=$max_len")
+  [ -z "$runs_limit" ] || extra+=("-runs=$runs_limit")
   "$fuzz_dir/$target" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
     -artifact_prefix="$runs/$target/artifacts/" -print_final_stats=1 "${extra[@]}" \
     "${inputs[@]}" >"$runs/$target.log" 2>&1
@@ -200,12 +210,12 @@ wait_batch() {
 mode=""
 [ "$campaign" -eq 0 ] || mode=" (campaign, corpus kept in $runs)"
 mode="$mode, images up to $max_pixels pixels"
-echo "fuzzing ${#targets[@]} targets for ${seconds}s each, two at a time$mode"
+echo "fuzzing ${#targets[@]} targets for ${seconds}s each${runs_limit:+ or $runs_limit runs}, $parallel at a time$mode"
 for target in "${targets[@]}"; do
   run_one "$target" &
   pids+=($!)
   names+=("$target")
-  [ ${#pids[@]} -lt 2 ] || wait_batch
+  [ ${#pids[@]} -lt "$parallel" ] || wait_batch
 done
 [ ${#pids[@]} -eq 0 ] || wait_batch
 exit "$failed"
