@@ -3,7 +3,7 @@
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | xthread small|surfaces |
-//        pairs N
+//        pairs N | compile-trace OUT RAW... | replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -44,6 +44,10 @@
 //           with strace in a separate run).
 //  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
 //           instructions per pair with callgrind (Ir of pairs 2N minus Ir of pairs N, over N).
+//  compile-trace OUT RAW...  turns raw traces recorded by liblethe-alloc-trace.so (one per process,
+//           replayed one after another) into the replay file OUT (alloc_replay.h). Not timed.
+//  replay TRACE  replays a compiled trace single-threaded, every block's bytes written: time,
+//           exit RSS (total and anonymous), peak RSS, faults (record_traces.sh makes the traces).
 // Every mode also prints minflt: minor page faults of the measured part (churn, mt, realloc, slop
 // and pagemap: of the whole process).
 // ALLOC_WORKLOAD_STATS=1: churn (after its loads) and slop (after its figures) also print the
@@ -67,6 +71,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "alloc_replay.h"
+#include "proc_figures.h"
+
 namespace {
 
 // xorshift64*: deterministic, cheap, independent of the C library.
@@ -83,31 +90,11 @@ struct Random {
   size_t Between(size_t low, size_t high) { return low + Below(high - low + 1); }
 };
 
-double NowMs() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using lethe::bench::MinorFaults;
+using lethe::bench::NowMs;
+using lethe::bench::PeakRssKb;
+using lethe::bench::RssKb;
 
-long StatusKb(const char* key) {
-  FILE* file = std::fopen("/proc/self/status", "r");
-  if (file == nullptr) return -1;
-  char line[256];
-  long value = -1;
-  size_t key_length = std::strlen(key);
-  while (std::fgets(line, sizeof(line), file) != nullptr) {
-    if (std::strncmp(line, key, key_length) == 0) value = std::strtol(line + key_length + 1, nullptr, 10);
-  }
-  std::fclose(file);
-  return value;
-}
-long RssKb() { return StatusKb("VmRSS"); }
-long PeakRssKb() { return StatusKb("VmHWM"); }
-long MinorFaults() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
 // Log-uniform in [low, high].
 size_t LogUniform(Random& random, size_t low, size_t high) {
   double span = std::log(static_cast<double>(high) / static_cast<double>(low));
@@ -655,13 +642,21 @@ int main(int argc, char** argv) {
   } else if (mode == "xthread" && argc > 2 &&
              (std::strcmp(argv[2], "small") == 0 || std::strcmp(argv[2], "surfaces") == 0)) {
     RunCrossThread(std::strcmp(argv[2], "surfaces") == 0);
+  } else if (mode == "compile-trace" && argc > 3) {
+    std::string error = lethe::bench::CompileTrace(std::vector<std::string>(argv + 3, argv + argc), argv[2]);
+    if (!error.empty()) std::fprintf(stderr, "compile-trace: %s\n", error.c_str());
+    return error.empty() ? 0 : 1;
+  } else if (mode == "replay" && argc == 3) {
+    std::string error = lethe::bench::RunReplay(argv[2]);
+    if (!error.empty()) std::fprintf(stderr, "replay: %s\n", error.c_str());
+    return error.empty() ? 0 : 1;
   } else {
     const bool help = mode == "--help" || mode == "-h";
     std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved |"
                  " rounding |"
-                 " xthread small|surfaces | pairs N\n",
+                 " xthread small|surfaces | pairs N | compile-trace OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);
     return help ? 0 : 2;
   }

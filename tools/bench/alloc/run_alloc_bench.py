@@ -9,7 +9,12 @@ usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/libl
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
                                              bigbuf_interleaved,rounding,xthread,python_exit,
                                              xthread_surfaces]
-                          [--raw FILE.json] [--syscalls]
+                          [--raw FILE.json] [--syscalls] [--traces DIR]
+
+--traces DIR adds one workload per DIR/NAME.trace (record_traces.sh records and compiles them):
+"lethe-alloc-workload replay", a real program's allocation calls replayed single-threaded with
+every block's bytes written; its time is judged against the best of glibc, jemalloc and mimalloc
+(tcmalloc's times come from never returning memory), its exit RSS against all four peers.
 
 Each row shows the medians, the ratio Lethe / best peer, the target of issue 3 for that ratio
 (when it has one: issue 3's, and issue 15's for appends and xthread) and whether it was met, and the spread of the repetitions (the largest
@@ -101,6 +106,12 @@ TARGETS = {
     ("xthread_surfaces", "mops"): (">=", 1.0),
     ("python_exit", "exit_rss_kb"): ("<=", 1.0),
 }
+# Replays of recorded traces (--traces): their figures and targets, per trace.
+REPLAY_FIGURES = [("ms", "ms", True), ("exit_rss_kb", "KiB", True), ("exit_anon_kb", "KiB", True),
+                  ("peak_kb", "KiB", True), ("minflt", "faults", True)]
+REPLAY_TARGETS = {"ms": ("<=", 1.0), "exit_rss_kb": ("<=", 1.0)}
+# (workload, figure) -> the peers its ratio is taken against, where not all four.
+RATIO_PEERS = {}
 PAGEMAP_TARGET = 1.2  # Lethe's own ns/op with 10^5 live runs over 10^2
 SHORT_WORKLOADS = ("mt1", "mt2", "pagemap100", "pagemap100000")
 SHORT_RUNS = 3
@@ -173,6 +184,23 @@ def count_syscalls(workload_path, arguments, library):
     return counts
 
 
+def add_replays(folder):
+    """Adds a workload replay:NAME per FOLDER/NAME.trace; returns their names."""
+    names = []
+    for entry in sorted(os.listdir(folder)):
+        if not entry.endswith(".trace"):
+            continue
+        name = "replay:" + entry[:-len(".trace")]
+        WORKLOADS[name] = (["replay", os.path.abspath(os.path.join(folder, entry))], REPLAY_FIGURES)
+        for figure, target in REPLAY_TARGETS.items():
+            TARGETS[(name, figure)] = target
+        RATIO_PEERS[(name, "ms")] = ["glibc", "jemalloc", "mimalloc"]
+        names.append(name)
+    if not names:
+        raise SystemExit("no *.trace in %s (tools/bench/alloc/record_traces.sh makes them)" % folder)
+    return names
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--workload", required=True)
@@ -183,13 +211,20 @@ def main():
     parser.add_argument("--syscalls", action="store_true",
                         help="also count %s per run of %s with strace (one untimed run each)" %
                         ("/".join(TRACED_CALLS), "/".join(SYSCALL_WORKLOADS)))
+    parser.add_argument("--traces", help="also replay every DIR/NAME.trace (record_traces.sh)")
     args = parser.parse_args()
+    replays = add_replays(args.traces) if args.traces else []
+    if args.traces and args.only == ",".join(w for w in WORKLOADS if w not in replays):
+        args.only = ",".join(replays)  # --traces alone: only the replays
     started = machine_line()
     allocators = PEERS + [("lethe", os.path.abspath(args.lethe))]
     for name, library in allocators:
         if library and not os.path.exists(library):
             raise SystemExit("missing %s: %s" % (name, library))
     chosen = [w for w in args.only.split(",") if w]
+    unknown = [w for w in chosen if w not in WORKLOADS]
+    if unknown:
+        raise SystemExit("unknown workload %s (known: %s)" % (",".join(unknown), ",".join(WORKLOADS)))
     samples = {}  # (workload, allocator, figure) -> [values]
     for rep in range(args.reps):
         for workload in chosen:
@@ -211,7 +246,7 @@ def main():
           (args.reps, SHORT_RUNS, ", ".join(SHORT_WORKLOADS)))
     print("Machine at start: %s; at end: %s" % (started, machine_line()))
     print("Peers: %s; Lethe: %s" % (peer_versions(), os.path.abspath(args.lethe)))
-    print("%-14s %-24s" % ("workload", "figure") + "".join("%11s" % n for n in names) +
+    print("%-22s %-24s" % ("workload", "figure") + "".join("%11s" % n for n in names) +
           "%8s  %-8s %-6s %7s" % ("ratio", "target", "", "spread"))
     medians = {}
     for workload in chosen:
@@ -219,24 +254,25 @@ def main():
         for figure, unit, lower in figures:
             row = {n: statistics.median(samples[(workload, n, figure)]) for n in names}
             medians[(workload, figure)] = row
-            peers = [row[n] for n, _ in PEERS]
+            peer_names = RATIO_PEERS.get((workload, figure), [n for n, _ in PEERS])
+            peers = [row[n] for n in peer_names]
             best = min(peers) if lower else max(peers)
             ratio = row["lethe"] / best if best else float("nan")
             spread = max((max(v) - min(v)) / statistics.median(v) if statistics.median(v) else 0
                          for v in (samples[(workload, n, figure)] for n in names))
-            print("%-14s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
+            print("%-22s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
                   "".join("%11.1f" % row[n] for n in names) + "%8.2f  " % ratio +
                   verdict(ratio, TARGETS.get((workload, figure))) + "%6.0f%%" % (100 * spread))
     if args.syscalls:
         print("System calls per run (strace -f -c, one untimed run per allocator):")
-        print("%-14s %-24s" % ("workload", "call") + "".join("%11s" % n for n in names))
+        print("%-22s %-24s" % ("workload", "call") + "".join("%11s" % n for n in names))
         for workload in chosen:
             if workload not in SYSCALL_WORKLOADS:
                 continue
             counts = {n: count_syscalls(args.workload, WORKLOADS[workload][0], library)
                       for n, library in allocators}
             for call in TRACED_CALLS:
-                print("%-14s %-24s" % (workload, call) +
+                print("%-22s %-24s" % (workload, call) +
                       "".join("%11d" % counts[n][call] for n in names))
     if ("pagemap100", "ns_per_op") in medians and ("pagemap100000", "ns_per_op") in medians:
         costs = {n: medians[("pagemap100000", "ns_per_op")][n] /

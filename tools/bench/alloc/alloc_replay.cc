@@ -1,0 +1,274 @@
+// Trace replays for lethe-alloc-workload: compile-trace (raw events to slot operations, once) and
+// replay (the operations on this process's malloc, timed).
+#include "alloc_replay.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "alloc_trace_format.h"
+#include "proc_figures.h"
+
+namespace lethe::bench {
+namespace {
+
+// Turns addresses into slots: a slot per live block, reused once the block is freed.
+class SlotMap {
+ public:
+  // The slot of a new block at `address`; a block still recorded there is ended first (its free
+  // was lost: a child that exec'd, a buffer a process died with).
+  uint32_t Open(uint64_t address, std::vector<ReplayOp>& ops) {
+    auto it = live_.find(address);
+    if (it != live_.end()) ops.push_back({uint32_t(ReplayKind::kFree), Close(it), 0, 0, 0});
+    uint32_t slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      slot = next_++;
+    }
+    live_.emplace(address, slot);
+    return slot;
+  }
+
+  // The slot of the live block at `address`, removed from the map; false if none.
+  bool Take(uint64_t address, uint32_t* slot) {
+    auto it = live_.find(address);
+    if (it == live_.end()) return false;
+    *slot = Close(it);
+    return true;
+  }
+
+  // Records `slot`, just taken at its old address, at `to` (the address its realloc returned).
+  void Rename(uint64_t to, uint32_t slot) { live_.insert_or_assign(to, slot); }
+
+  // Frees every live block (the end of a process).
+  void CloseAll(std::vector<ReplayOp>& ops) {
+    while (!live_.empty()) ops.push_back({uint32_t(ReplayKind::kFree), Close(live_.begin()), 0, 0, 0});
+  }
+
+  uint32_t slot_count() const { return next_; }
+
+ private:
+  using Map = std::unordered_map<uint64_t, uint32_t>;
+  uint32_t Close(Map::iterator it) {
+    uint32_t slot = it->second;
+    live_.erase(it);
+    free_.push_back(slot);
+    return slot;
+  }
+
+  Map live_;
+  std::vector<uint32_t> free_;
+  uint32_t next_ = 0;
+};
+
+struct Compiled {
+  std::vector<ReplayOp> ops;
+  uint64_t dropped = 0;
+  uint64_t threads = 0;
+};
+
+// Appends the operations of one raw event.
+void CompileEvent(const RawEvent& event, SlotMap& slots, Compiled& out) {
+  out.threads = std::max<uint64_t>(out.threads, event.thread);
+  auto allocate = [&](ReplayKind kind, uint64_t size, uint32_t alignment) {
+    if (event.result == 0) return void(++out.dropped);  // a failed call changed nothing
+    out.ops.push_back({uint32_t(kind), slots.Open(event.result, out.ops), alignment, 0, size});
+  };
+  uint32_t slot = 0;
+  switch (static_cast<RawOp>(event.op)) {
+    case RawOp::kMalloc: return allocate(ReplayKind::kMalloc, event.a, 0);
+    case RawOp::kCalloc: return allocate(ReplayKind::kCalloc, event.a * event.b, 0);
+    case RawOp::kMemalign:
+      return allocate(ReplayKind::kMemalign, event.b, static_cast<uint32_t>(event.a));
+    case RawOp::kFree:
+      if (!slots.Take(event.a, &slot)) return void(++out.dropped);
+      out.ops.push_back({uint32_t(ReplayKind::kFree), slot, 0, 0, 0});
+      return;
+    case RawOp::kRealloc:
+      if (event.a == 0) return allocate(ReplayKind::kMalloc, event.b, 0);
+      if (event.result == 0 && event.b > 0) return void(++out.dropped);  // failed: unchanged
+      if (!slots.Take(event.a, &slot)) {  // a block from before the recording: a new one here
+        ++out.dropped;
+        return allocate(ReplayKind::kMalloc, event.b, 0);
+      }
+      if (event.result == 0) {  // realloc(p, 0) freed it
+        out.ops.push_back({uint32_t(ReplayKind::kFree), slot, 0, 0, 0});
+        return;
+      }
+      slots.Rename(event.result, slot);
+      out.ops.push_back({uint32_t(ReplayKind::kRealloc), slot, 0, 0, event.b});
+      return;
+  }
+  ++out.dropped;  // an unknown operation
+}
+
+std::string CompileRaw(const std::string& path, SlotMap& slots, Compiled& out) {
+  FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return "cannot open " + path + ": " + std::strerror(errno);
+  char magic[sizeof(kRawMagic)];
+  if (std::fread(magic, 1, sizeof(magic), file) != sizeof(magic) ||
+      std::memcmp(magic, kRawMagic, sizeof(magic)) != 0) {
+    std::fclose(file);
+    return path + " is not a raw allocation trace (no LETHEAT1 magic)";
+  }
+  std::vector<RawEvent> chunk(1 << 16);
+  size_t count;
+  while ((count = std::fread(chunk.data(), sizeof(RawEvent), chunk.size(), file)) > 0) {
+    for (size_t i = 0; i < count; ++i) CompileEvent(chunk[i], slots, out);
+  }
+  std::fclose(file);
+  slots.CloseAll(out.ops);  // the process exited
+  return "";
+}
+
+bool WriteAll(int fd, const void* data, size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t written = write(fd, bytes, size);
+    if (written <= 0) return false;
+    bytes += written;
+    size -= static_cast<size_t>(written);
+  }
+  return true;
+}
+
+// The trace at `path`, mapped: its header and operations, checked against the file's size.
+struct MappedTrace {
+  void* base = MAP_FAILED;
+  size_t size = 0;
+  ReplayHeader header{};
+  const ReplayOp* ops = nullptr;
+  ~MappedTrace() {
+    if (base != MAP_FAILED) munmap(base, size);
+  }
+};
+
+std::string MapTrace(const std::string& path, MappedTrace& trace) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
+  struct stat info{};
+  fstat(fd, &info);
+  trace.size = static_cast<size_t>(info.st_size);
+  constexpr size_t kPrefix = sizeof(kReplayMagic) + sizeof(ReplayHeader);
+  if (trace.size >= kPrefix) {
+    trace.base = mmap(nullptr, trace.size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  }
+  close(fd);
+  const char* bytes = static_cast<const char*>(trace.base);
+  if (trace.base == MAP_FAILED || std::memcmp(bytes, kReplayMagic, sizeof(kReplayMagic)) != 0) {
+    return path + " is not a compiled trace (compile it with compile-trace)";
+  }
+  std::memcpy(&trace.header, bytes + sizeof(kReplayMagic), sizeof(ReplayHeader));
+  if (trace.header.op_count != (trace.size - kPrefix) / sizeof(ReplayOp) ||
+      (trace.size - kPrefix) % sizeof(ReplayOp) != 0 || trace.header.slot_count > (1u << 31)) {
+    return path + " is truncated or corrupt (its header does not match its size)";
+  }
+  trace.ops = reinterpret_cast<const ReplayOp*>(bytes + kPrefix);
+  return "";
+}
+
+struct Block {
+  unsigned char* pointer;
+  uint64_t size;
+};
+
+// Runs the operations on this process's malloc; false (with the index) if a call failed.
+bool Replay(const MappedTrace& trace, Block* blocks, uint64_t* failed_at) {
+  for (uint64_t i = 0; i < trace.header.op_count; ++i) {
+    const ReplayOp& op = trace.ops[i];
+    Block& block = blocks[op.slot];
+    void* result = nullptr;
+    uint64_t written_from = 0;  // bytes already written (kept across a realloc)
+    switch (static_cast<ReplayKind>(op.kind)) {
+      case ReplayKind::kFree:
+        std::free(block.pointer);
+        block = Block{nullptr, 0};
+        continue;
+      case ReplayKind::kMalloc: result = std::malloc(op.size); break;
+      case ReplayKind::kCalloc: result = std::calloc(1, op.size); break;
+      case ReplayKind::kMemalign:
+        if (posix_memalign(&result, std::max<size_t>(op.alignment, sizeof(void*)), op.size) != 0) {
+          result = nullptr;
+        }
+        break;
+      case ReplayKind::kRealloc:
+        result = std::realloc(block.pointer, op.size);
+        written_from = std::min(block.size, op.size);
+        break;
+    }
+    if (result == nullptr && op.size > 0) {
+      *failed_at = i;
+      return false;
+    }
+    block = Block{static_cast<unsigned char*>(result), op.size};
+    if (op.size > written_from) {
+      std::memset(block.pointer + written_from, static_cast<int>(i & 0xff), op.size - written_from);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string CompileTrace(const std::vector<std::string>& raws, const std::string& out) {
+  SlotMap slots;
+  Compiled compiled;
+  for (const std::string& raw : raws) {
+    std::string error = CompileRaw(raw, slots, compiled);
+    if (!error.empty()) return error;
+  }
+  ReplayHeader header{compiled.ops.size(), slots.slot_count(), compiled.dropped, compiled.threads};
+  int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot create " + out + ": " + std::strerror(errno);
+  bool ok = WriteAll(fd, kReplayMagic, sizeof(kReplayMagic)) &&
+            WriteAll(fd, &header, sizeof(header)) &&
+            WriteAll(fd, compiled.ops.data(), compiled.ops.size() * sizeof(ReplayOp));
+  ok = close(fd) == 0 && ok;
+  if (!ok) {
+    unlink(out.c_str());
+    return "cannot write " + out + ": " + std::strerror(errno);
+  }
+  std::printf("ops=%llu slots=%llu dropped=%llu threads=%llu\n",
+              static_cast<unsigned long long>(header.op_count),
+              static_cast<unsigned long long>(header.slot_count),
+              static_cast<unsigned long long>(header.dropped_count),
+              static_cast<unsigned long long>(header.thread_count));
+  return "";
+}
+
+std::string RunReplay(const std::string& path) {
+  MappedTrace trace;
+  std::string error = MapTrace(path, trace);
+  if (!error.empty()) return error;
+  // The block table is mapped, not allocated: it must not be part of what the malloc under test
+  // serves. Its pages count in every allocator's RSS alike.
+  const size_t table_bytes = std::max<size_t>(1, trace.header.slot_count) * sizeof(Block);
+  void* table = mmap(nullptr, table_bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (table == MAP_FAILED) return "cannot map the block table";
+  const long faults_before = MinorFaults();
+  const double start = NowMs();
+  uint64_t failed_at = 0;
+  const bool ok = Replay(trace, static_cast<Block*>(table), &failed_at);
+  const double elapsed = NowMs() - start;
+  if (!ok) {
+    return "allocation " + std::to_string(failed_at) + " of " + path + " failed (out of memory)";
+  }
+  std::printf("ms=%.1f exit_rss_kb=%ld exit_anon_kb=%ld peak_kb=%ld minflt=%ld ops=%llu "
+              "slots=%llu\n",
+              elapsed, RssKb(), AnonRssKb(), PeakRssKb(), MinorFaults() - faults_before,
+              static_cast<unsigned long long>(trace.header.op_count),
+              static_cast<unsigned long long>(trace.header.slot_count));
+  return "";  // the blocks and the table stay: the process exits, as the program did
+}
+
+}  // namespace lethe::bench

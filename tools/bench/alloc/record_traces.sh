@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Records the allocation calls of short real programs and compiles them into replay files for the
+# allocator benchmark (run_alloc_bench.py --traces DIR):
+#
+#   python3          startup, then JSON, regular expressions, dicts and classes (pymalloc serves
+#                    the small objects, as in any python3 run: malloc sees what is over 512 B)
+#   python3-malloc   the same script with PYTHONMALLOC=malloc: every object is a malloc
+#   git-log          git log -p over this checkout's last 300 commits
+#   sqlite3          a 200,000-row table built, indexed, grouped and sorted in memory
+#   imagemagick      ImageMagick's convert on 40 images of the shared corpus (PNG and JPEG),
+#                    one process per image, each resized to half and written as PNG; replayed one
+#                    after another (multi-MiB pixel buffers allocated, written, freed)
+#
+# A program that is not installed is skipped with the package to install (Debian: python3, git,
+# sqlite3, imagemagick). Each DIR/NAME.trace is printed with its operation count.
+set -euo pipefail
+
+checkout=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+usage() {
+  cat <<USAGE
+usage: tools/bench/alloc/record_traces.sh SHIM WORKLOAD OUT_DIR [CORPUS]
+  SHIM      liblethe-alloc-trace.so (release preset: build/release/tools/bench/alloc/)
+  WORKLOAD  lethe-alloc-workload, which compiles the raw traces
+  OUT_DIR   where NAME.trace files go (raw traces in OUT_DIR/raw/NAME/)
+  CORPUS    the shared corpus (default: ../shared/corpus beside the checkout)
+USAGE
+}
+[ "${1:-}" != "--help" ] && [ "${1:-}" != "-h" ] || { usage; exit 0; }
+[ $# -ge 3 ] && [ $# -le 4 ] || { usage >&2; exit 2; }
+shim=$(realpath "$1")
+workload=$(realpath "$2")
+out=$3
+corpus=${4:-$checkout/../shared/corpus}
+[ -f "$shim" ] || { echo "record_traces: no shim at $1" >&2; exit 2; }
+[ -x "$workload" ] || { echo "record_traces: no workload at $2" >&2; exit 2; }
+mkdir -p "$out"
+
+PYTHON_SCRIPT='
+import json, re, collections
+class Node:
+    def __init__(self, key, value): self.key, self.value, self.children = key, value, []
+root = Node(0, "root")
+for i in range(30000):
+    root.children.append(Node(i, "v%d" % i))
+index = {n.key: n for n in root.children}
+words = collections.Counter(re.findall(r"[a-z]+", " ".join("w%da b%dc" % (i, i % 97) for i in range(40000))))
+text = json.dumps([{"k": n.key, "v": n.value, "w": words.get("b%dc" % (n.key % 97), 0)} for n in root.children])
+data = json.loads(text)
+del root, index, text
+print(len(data), len(words))
+'
+
+# record NAME COMMAND...: runs COMMAND under the shim with its raw traces in OUT/raw/NAME.
+record() {
+  local name=$1
+  shift
+  rm -rf "$out/raw/$name"
+  mkdir -p "$out/raw/$name"
+  LETHE_ALLOC_TRACE_DIR="$out/raw/$name" LD_PRELOAD="$shim" "$@" >/dev/null
+}
+
+# compile NAME: one replay file from the raw traces of NAME's processes, in the order they ran.
+compile() {
+  local name=$1 raws
+  mapfile -t raws < <(ls -tr "$out/raw/$name"/*.raw)
+  [ ${#raws[@]} -gt 0 ] || { echo "  $name: no allocation recorded" >&2; return 1; }
+  printf '  %-16s %s processes, ' "$name" "${#raws[@]}"
+  "$workload" compile-trace "$out/$name.trace" "${raws[@]}"
+}
+
+have() {  # have PROGRAM PACKAGE: whether PROGRAM runs; says what to install if not
+  command -v "$1" >/dev/null 2>&1 && return 0
+  echo "  skipped: $1 is not installed (apt-get install $2)"
+  return 1
+}
+
+echo "recording into $out"
+if have /usr/bin/python3 python3; then
+  record python3 /usr/bin/python3 -c "$PYTHON_SCRIPT" && compile python3
+  PYTHONMALLOC=malloc record python3-malloc /usr/bin/python3 -c "$PYTHON_SCRIPT" &&
+    compile python3-malloc
+fi
+if have /usr/bin/git git; then
+  record git-log /usr/bin/git -C "$checkout" --no-pager log -p -n 300 && compile git-log
+fi
+if have /usr/bin/sqlite3 sqlite3; then
+  record sqlite3 /usr/bin/sqlite3 :memory: "
+    CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, grp INTEGER, payload BLOB);
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
+      INSERT INTO t SELECT i, 'name-' || (i * 7919 % 200000), i % 1000, randomblob(i % 300) FROM n;
+    CREATE INDEX t_name ON t(name);
+    SELECT grp, count(*), sum(length(payload)) FROM t GROUP BY grp ORDER BY 3 DESC LIMIT 5;
+    SELECT name FROM t ORDER BY name LIMIT 5 OFFSET 100000;" && compile sqlite3
+fi
+# Debian's ImageMagick is /usr/bin/convert (a convert earlier in PATH may be something else).
+if have /usr/bin/convert imagemagick; then
+  mapfile -t images < <(ls "$corpus"/valid/png/*.png "$corpus"/valid/jpeg/*.jpg 2>/dev/null |
+                        sort | awk 'NR % 2 == 1' | head -n 40)
+  if [ ${#images[@]} -eq 0 ]; then
+    echo "  skipped: imagemagick: no images in $corpus/valid"
+  else
+    rm -rf "$out/raw/imagemagick" "$out/converted"
+    mkdir -p "$out/raw/imagemagick" "$out/converted"
+    for image in "${images[@]}"; do
+      LETHE_ALLOC_TRACE_DIR="$out/raw/imagemagick" LD_PRELOAD="$shim" /usr/bin/convert "$image" \
+        -resize 50% "$out/converted/$(basename "$image").png" 2>/dev/null || true
+    done
+    compile imagemagick
+  fi
+fi
