@@ -100,9 +100,18 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
     const uint64_t dom = document->html() != nullptr ? document->html()->DomBytes() : 0;
     documents += document->MemoryBytes() - dom;
     if (document->html() == nullptr) continue;
-    collector.HeapBytes("window(" + EscapePathSegment(document->url()) + ")/dom", dom,
-                        "The page's DOM, style and layout: litehtml's objects, counted exactly by "
-                        "the page's own allocator arena.");
+    // The page's arena, by the phase of the build that allocated it (HtmlPage::DomParts).
+    const HtmlPage::ArenaParts parts = document->html()->DomParts();
+    const std::string page = "window(" + EscapePathSegment(document->url()) + ")/";
+    collector.HeapBytes(page + "dom", parts.dom,
+                        "The page's DOM: litehtml's elements, attributes and text, as parsing made "
+                        "them, counted by the page's own allocator arena.");
+    collector.HeapBytes(page + "style", parts.style,
+                        "What applying the page's stylesheets added to its arena: declarations "
+                        "and computed styles.");
+    collector.HeapBytes(page + "layout", parts.layout,
+                        "The rest of the page's arena: the boxes of its layout, and what the page "
+                        "allocated since it was built.");
   }
   collector.HeapBytes("engine/documents", documents,
                       "The documents the windows show: layout, URLs and text; an HTML page's DOM "

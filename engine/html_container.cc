@@ -494,6 +494,7 @@ std::shared_ptr<litehtml::element> HtmlContainer::create_element(
 }
 
 void HtmlContainer::get_media_features(litehtml::media_features& media) const {
+  if (before_styles_) std::exchange(before_styles_, nullptr)();
   media.type = litehtml::media_type_screen;
   media.width = media.device_width = services_.viewport_width;
   media.height = media.device_height = services_.viewport_height;

@@ -11,6 +11,7 @@
 
 #include <litehtml.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +48,11 @@ class HtmlContainer final : public litehtml::document_container {
   const std::string& title() const { return title_; }
   const std::vector<std::string>& broken_images() const { return broken_; }
   size_t MemoryBytes() const;
+
+  // Calls `mark` once, at litehtml's next get_media_features: while a document is created, litehtml
+  // asks for the media features after it has built the DOM and before it applies the stylesheets,
+  // the one callback between the two phases (the page's arena bytes there split DOM from style).
+  void MarkBeforeStyles(std::function<void()> mark) { before_styles_ = std::move(mark); }
 
   // ---- litehtml::document_container --------------------------------------------------------
   litehtml::uint_ptr create_font(const char* face_name, int size, int weight,
@@ -86,6 +92,7 @@ class HtmlContainer final : public litehtml::document_container {
 
  private:
   enum class Mode { kIdle, kRecord, kPaint };
+  mutable std::function<void()> before_styles_;  // MarkBeforeStyles's, until called
   using PlacementKey = std::tuple<std::string, int, int, int, int, int, int, int, int>;
 
   std::string Resolve(const char* src, const char* baseurl) const;

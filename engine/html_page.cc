@@ -159,6 +159,15 @@ uint64_t HtmlPage::DomBytes() const {
   return stats.allocated_bytes;
 }
 
+HtmlPage::ArenaParts HtmlPage::DomParts() const {
+  const uint64_t total = DomBytes();
+  ArenaParts parts;
+  parts.dom = std::min(dom_end_, total);
+  parts.style = std::min(style_end_ - std::min(dom_end_, style_end_), total - parts.dom);
+  parts.layout = total - parts.dom - parts.style;
+  return parts;
+}
+
 std::unique_ptr<HtmlPage> HtmlPage::Load(HtmlServices& services, const std::string& path,
                                          std::string* error) {
   std::error_code ignored;
@@ -198,8 +207,16 @@ void HtmlPage::Build(std::string_view html) {
     services_.log(container_->title() + " " + cuts.Describe(services_.limits));
   }
   ArenaScope scope(arena_);
+  bool marked = false;
+  container_->MarkBeforeStyles([this, &marked] {
+    dom_end_ = DomBytes();
+    marked = true;
+  });
   litehtml::document::ptr document =
       litehtml::document::createFromUTF8(bounded.c_str(), container_, &services_.context());
+  container_->MarkBeforeStyles(nullptr);
+  style_end_ = DomBytes();
+  if (!marked) dom_end_ = style_end_;  // no root element: no styles applied
   if (document == nullptr) return;
   document->render(services_.viewport_width);
   // Page coordinates stay far from int overflow: 2^28 pixels is ~10^7 lines of text.

@@ -116,6 +116,17 @@ class HtmlPage {
   // The bytes of the page's arena: its DOM, style and layout (0 without an arena, or under the
   // system malloc, where arenas are not tracked).
   uint64_t DomBytes() const;
+  // The same bytes by the phase that allocated them, from the arena's figure at the two phase
+  // boundaries of the page's build: dom, what parsing made (litehtml's elements, attributes,
+  // text); style, what applying the stylesheets added (declarations, computed styles); layout, the
+  // rest (the boxes render made, and whatever the page allocated since: what changes after the
+  // build is layout's). The three add up to DomBytes().
+  struct ArenaParts {
+    uint64_t dom = 0;
+    uint64_t style = 0;
+    uint64_t layout = 0;
+  };
+  ArenaParts DomParts() const;
   // A reference to the parsed document (the DOM and its container) that keeps it alive after the
   // page is gone, as an embedder's script or extension would; while one is held, the closed
   // page's arena is a ghost. Drop it before the engine.
@@ -135,6 +146,8 @@ class HtmlPage {
   int height_ = 0;
   uint32_t background_ = 0xffffffff;
   size_t source_bytes_ = 0;
+  uint64_t dom_end_ = 0;    // arena bytes when the DOM was built, before the stylesheets
+  uint64_t style_end_ = 0;  // arena bytes when the styles were applied, before render
 };
 
 }  // namespace lethe::internal
