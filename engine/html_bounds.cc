@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "css_fixups.h"
+
 namespace lethe::internal {
 
 namespace {
@@ -186,7 +188,7 @@ class Bounder {
       return;
     }
     if (OneOf(name, kVoid)) {
-      out_.append(in_.substr(start, end - start));
+      AppendTag(in_.substr(start, end - start));
       return;
     }
     open_.resize(open_.size() - ClosedBy(name, open_));
@@ -197,7 +199,13 @@ class Bounder {
     }
     open_.push_back(name);
     cuts_.max_depth_seen = std::max(cuts_.max_depth_seen, static_cast<int>(open_.size()));
-    out_.append(in_.substr(start, end - start));
+    AppendTag(in_.substr(start, end - start));
+  }
+
+  // A start tag, with `oblique` in its style attribute made `italic` (css_fixups.h).
+  void AppendTag(std::string_view tag) {
+    if (ContainsOblique(tag)) out_.append(ObliqueAsItalicInStyleAttribute(tag));
+    else out_.append(tag);
   }
 
   // A raw-text element holds no elements, so it never deepens the tree past one level.
@@ -209,7 +217,8 @@ class Bounder {
       content = content.substr(0, limits_.max_stylesheet_bytes);
     }
     out_.append(start_tag);
-    out_.append(content);
+    if (name == "style" && ContainsOblique(content)) out_.append(ObliqueAsItalic(content));
+    else out_.append(content);
     size_t end = close;
     if (close < in_.size()) {
       end = in_.find('>', close);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "box_painter.h"
+#include "css_fixups.h"
 #include "image_store.h"
 #include "painter.h"
 #include "url.h"
@@ -481,6 +482,7 @@ void HtmlContainer::import_css(litehtml::tstring& text, const litehtml::tstring&
   }
   ArenaScope page(engine.previous());
   text.assign(bytes.begin(), bytes.end());
+  if (ContainsOblique(text)) text = ObliqueAsItalic(text);
   baseurl = path;  // url() in the stylesheet is relative to it
 }
 

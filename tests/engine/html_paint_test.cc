@@ -91,6 +91,20 @@ TEST_F(HtmlPaintTest, ItalicWithoutAnItalicFileIsTheUprightFaceSlanted) {
   EXPECT_NE(all.find("slanted"), std::string::npos) << all;
 }
 
+// litehtml 0.6 knows no oblique; the engine gives it the italic face (css_fixups.h): from a <style>
+// rule, a style attribute's shorthand with an angle, and an imported stylesheet.
+TEST_F(HtmlPaintTest, ObliqueTextIsSlantedLikeItalic) {
+  testing::WriteFile(site_.dir().File("oblique.css"), ".o { font-style: oblique 12deg }");
+  Show(R"(<link rel="stylesheet" href="oblique.css"><style>.s { font-style: oblique }</style>)" +
+       Stems("normal") + R"(<div class="s">)" + Stems("inherit") + "</div>" +
+       R"(<p style="margin:0; height:60px; font: oblique 14deg 40px sans-serif">IIIIIIII</p>)" +
+       R"(<div class="o">)" + Stems("inherit") + "</div>");
+  EXPECT_LT(std::abs(Slant(10, 70)), 1.0);
+  EXPECT_GT(Slant(70, 130), 2.5);
+  EXPECT_GT(Slant(130, 190), 2.5);
+  EXPECT_GT(Slant(190, 250), 2.5);
+}
+
 // The first box is at (10, 10) (the body's padding): its border box is 10 .. 10 + 100 + 2w wide,
 // 10 .. 10 + 20 + 2w high; each next one 10 px below the last.
 std::string Box(const std::string& style) {
