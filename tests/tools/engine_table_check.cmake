@@ -12,9 +12,9 @@ endif()
 set(number "[0-9]+\\.[0-9]+")
 set(checks
   "2 pages x 1 cycles through 2 windows, 20 s idle; medians of 2 interleaved repetitions"
-  "\nallocator +terminal RSS MB +x best +peak RSS MB +x best +wall s +x best +CPU s +x best +spread\n"
-  "\nglibc +${number} +1\\.00 +${number} +1\\.00 +${number} +1\\.00 +${number} +1\\.00 +[0-9]+%\n"
-  "\nlethe-linked +${number} +${number} +${number} +${number} +${number} +${number} +${number} +${number} +[0-9]+%\n"
+  "\nallocator +terminal RSS MB +x best +peak RSS MB +x best +wall s +x best +CPU s +x best +faults k +x best +spread\n"
+  "\nglibc +${number} +1\\.00 +${number} +1\\.00 +${number} +1\\.00 +${number} +1\\.00 +${number} +1\\.00 +[0-9]+%\n"
+  "\nlethe-linked +${number} +${number} +${number} +${number} +${number} +${number} +${number} +${number} +${number} +${number} +[0-9]+%\n"
   "\ntarget lethe-linked, terminal RSS the lowest: ${number}x the best peer, (met|MISSED)\n"
   "\ntarget lethe-linked, wall time <= 1\\.05x the best peer's: ${number}x the best peer, (met|MISSED)")
 foreach(pattern ${checks})

@@ -2,7 +2,7 @@
 """The engine's own workload on each allocator (issue 15 item 7): lethe-stress's Lethe configuration
 (Lethe's caches, expiry on, simulated time) run once per allocator per repetition, interleaved in a
 rotating order, each in a fresh process; prints one table of medians (terminal RSS, peak RSS, wall
-time, CPU time) with each figure's ratio to the best of the four peers, and the verdicts of issue
+time, CPU time, minor page faults) with each figure's ratio to the best of the four peers, and the verdicts of issue
 15's two targets: Lethe's terminal RSS the lowest, its wall time <= 1.05x the best peer's.
 
 usage: run_engine_table.py --stress-dir DIR --lethe PATH/liblethe-malloc.so [--reps N]
@@ -21,7 +21,8 @@ comparison; the verdicts are given for both Lethe rows, against the same peers.
 
 Figures: terminal RSS is the child's last sample (the end of the idle, all windows but one closed);
 peak RSS is the kernel's high-water mark (ru_maxrss from wait4, VmHWM); wall and CPU (user + system)
-time are the whole child process. Heap figures are not used: under a preloaded peer the process's
+time and minor page faults (ru_minflt, in thousands: nearly deterministic, and on this VM a fault
+costs tens of microseconds, so they explain much of the time) are the whole child process. Heap figures are not used: under a preloaded peer the process's
 heap statistics come from whichever allocator answers mallinfo2, so only RSS compares.
 
 The default size is lethe-stress's own (every page of the sample site, 29, x 11 cycles = 319 loads
@@ -52,7 +53,8 @@ LETHE_ROWS = ("lethe", "lethe-linked")
 FIGURES = [("terminal_rss", "terminal RSS MB", 1e6, "%8.1f"),
            ("peak_rss", "peak RSS MB", 1e6, "%8.1f"),
            ("wall_s", "wall s", 1, "%8.2f"),
-           ("cpu_s", "CPU s", 1, "%8.2f")]
+           ("cpu_s", "CPU s", 1, "%8.2f"),
+           ("minflt", "faults k", 1e3, "%8.1f")]
 # (figure, bound, description): issue 15's targets, as ratios Lethe / best peer.
 TARGETS = [("terminal_rss", 1.0, "terminal RSS the lowest"),
            ("wall_s", 1.05, "wall time <= 1.05x the best peer's")]
@@ -156,7 +158,8 @@ def run_once(name, binary, library, args, out_dir):
         raise SystemExit("run_engine_table.py: %s (%s) exited %d: %s" %
                          (name, " ".join(command), child.returncode, message))
     return {"terminal_rss": terminal_rss(samples), "peak_rss": usage.ru_maxrss * 1024.0,
-            "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime}
+            "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "minflt": float(usage.ru_minflt)}
 
 
 def collect(args, table, out_dir):
