@@ -10,13 +10,17 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "run_engine_table.py exited ${status}\n${out}${err}")
 endif()
 set(number "[0-9]+\\.[0-9]+")
+set(peer_cell " +${number} +1\\.00")  # a value and its ratio to itself, the best peer
+set(cell " +${number} +${number}")
+set(verdict "${number}x the best peer, (met|MISSED)")
 set(checks
   "2 pages x 1 cycles through 2 windows, 20 s idle; medians of 2 interleaved repetitions"
-  "\nallocator +terminal RSS MB +x best +peak RSS MB +x best +wall s +x best +CPU s +x best +faults k +x best +spread\n"
-  "\nglibc +${number} +1\\.00 +${number} +1\\.00 +${number} +1\\.00 +${number} +1\\.00 +${number} +1\\.00 +[0-9]+%\n"
-  "\nlethe-linked +${number} +${number} +${number} +${number} +${number} +${number} +${number} +${number} +${number} +${number} +[0-9]+%\n"
-  "\ntarget lethe-linked, terminal RSS the lowest: ${number}x the best peer, (met|MISSED)\n"
-  "\ntarget lethe-linked, wall time <= 1\\.05x the best peer's: ${number}x the best peer, (met|MISSED)")
+  "\nallocator +terminal RSS MB +x best +peak RSS MB +x best +wall s +x best +CPU s +x best"
+  " +faults k +x best +spread\n"
+  "\nglibc${peer_cell}${peer_cell}${peer_cell}${peer_cell}${peer_cell} +[0-9]+%\n"
+  "\nlethe-linked${cell}${cell}${cell}${cell}${cell} +[0-9]+%\n"
+  "\ntarget lethe-linked, terminal RSS the lowest: ${verdict}\n"
+  "\ntarget lethe-linked, wall time <= 1\\.05x the best peer's: ${verdict}")
 foreach(pattern ${checks})
   if(NOT out MATCHES "${pattern}")
     message(FATAL_ERROR "the table lacks /${pattern}/:\n${out}${err}")

@@ -2,8 +2,9 @@
 """The engine's own workload on each allocator (issue 15 item 7): lethe-stress's Lethe configuration
 (Lethe's caches, expiry on, simulated time) run once per allocator per repetition, interleaved in a
 rotating order, each in a fresh process; prints one table of medians (terminal RSS, peak RSS, wall
-time, CPU time, minor page faults) with each figure's ratio to the best of the four peers, and the verdicts of issue
-15's two targets: Lethe's terminal RSS the lowest, its wall time <= 1.05x the best peer's.
+time, CPU time, minor page faults) with each figure's ratio to the best of the four peers, and the
+verdicts of issue 15's two targets: Lethe's terminal RSS the lowest, its wall time <= 1.05x the
+best peer's.
 
 usage: run_engine_table.py --stress-dir DIR --lethe PATH/liblethe-malloc.so [--reps N]
                            [--allocators lethe,glibc,jemalloc,mimalloc,tcmalloc,lethe-linked]
@@ -22,11 +23,12 @@ comparison; the verdicts are given for both Lethe rows, against the same peers.
 Figures: terminal RSS is the child's last sample (the end of the idle, all windows but one closed);
 peak RSS is the kernel's high-water mark (ru_maxrss from wait4, VmHWM); wall and CPU (user + system)
 time and minor page faults (ru_minflt, in thousands: nearly deterministic, and on this VM a fault
-costs tens of microseconds, so they explain much of the time) are the whole child process. Heap figures are not used: under a preloaded peer the process's
-heap statistics come from whichever allocator answers mallinfo2, so only RSS compares.
+costs tens of microseconds, so they explain much of the time) are the whole child process. Heap
+figures are not used: under a preloaded peer the process's heap statistics come from whichever
+allocator answers mallinfo2, so only RSS compares.
 
 The default size is lethe-stress's own (every page of the sample site, 29, x 11 cycles = 319 loads
-through 30 windows, then 300 simulated seconds of idle): 40-50 s per run on the project's loaded
+through 30 windows, then 300 simulated seconds of idle): 40-70 s per run on the project's loaded
 2-CPU machine, so --reps 3 over the six rows takes about a quarter of an hour. --page-count,
 --cycles, --windows and --idle change it. Build in the release preset:
   cmake --preset release
@@ -61,9 +63,8 @@ TARGETS = [("terminal_rss", 1.0, "terminal RSS the lowest"),
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        description="lethe-stress's Lethe workload on each allocator, interleaved; one table of "
-        "medians with ratios to the best peer (see the module's docstring for the details).")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stress-dir", required=True,
                         help="the build's tools/stress (lethe-stress-baseline and lethe-stress)")
     parser.add_argument("--lethe", help="liblethe-malloc.so (needed for the lethe row)")
