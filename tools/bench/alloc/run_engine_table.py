@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # the import below would leave __pycache__ in the source tree
 from run_alloc_bench import PEERS, machine_line, peer_versions
 
 PEER_NAMES = [name for name, _ in PEERS]
