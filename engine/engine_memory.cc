@@ -97,11 +97,14 @@ void EngineImpl::ReportEngine(MemoryReportCollector& collector) const {
   for (const auto& [id, window] : windows_) {
     const Document* document = window->document();
     if (document == nullptr) continue;
-    const uint64_t dom = document->html() != nullptr ? document->html()->DomBytes() : 0;
-    documents += document->MemoryBytes() - dom;
-    if (document->html() == nullptr) continue;
-    // The page's arena, by the phase of the build that allocated it (HtmlPage::DomParts).
+    if (document->html() == nullptr) {
+      documents += document->MemoryBytes();
+      continue;
+    }
+    // The page's arena, by the phase of the build that allocated it (HtmlPage::DomParts): read
+    // once, and taken out of the document's bytes, which include it.
     const HtmlPage::ArenaParts parts = document->html()->DomParts();
+    documents += document->MemoryBytes() - (parts.dom + parts.style + parts.layout);
     const std::string page = "window(" + EscapePathSegment(document->url()) + ")/";
     collector.HeapBytes(page + "dom", parts.dom,
                         "The page's DOM: litehtml's elements, attributes and text, as parsing made "
