@@ -41,8 +41,7 @@ size_t SkipAngle(std::string_view css, size_t at) {
   return at;
 }
 
-}  // namespace
-
+// Whether `text` holds "oblique" in any case: the cheap test before a rewrite.
 bool ContainsOblique(std::string_view text) {
   for (size_t pos = text.find_first_of("oO"); pos != std::string_view::npos;
        pos = text.find_first_of("oO", pos + 1)) {
@@ -51,33 +50,40 @@ bool ContainsOblique(std::string_view text) {
   return false;
 }
 
-std::string ObliqueAsItalic(std::string_view css) {
+}  // namespace
+
+void AppendObliqueAsItalic(std::string_view css, std::string* out) {
   constexpr std::string_view kOblique = "oblique";
-  std::string out;
-  out.reserve(css.size());
+  if (!ContainsOblique(css)) {
+    out->append(css);
+    return;
+  }
   char quote = 0;
   for (size_t pos = 0; pos < css.size();) {
     const char c = css[pos];
     if (quote != 0) {
-      if (c == '\\' && pos + 1 < css.size()) out += css[pos++];
+      if (c == '\\' && pos + 1 < css.size()) *out += css[pos++];
       else if (c == quote) quote = 0;
-      out += css[pos++];
+      *out += css[pos++];
     } else if (c == '"' || c == '\'') {
       quote = c;
-      out += css[pos++];
+      *out += css[pos++];
     } else if (EqualsIgnoringCase(css, pos, kOblique) &&
                (pos == 0 || !IsIdentifierChar(css[pos - 1])) &&
                (pos + kOblique.size() == css.size() || !IsIdentifierChar(css[pos + kOblique.size()]))) {
-      out += "italic";
+      *out += "italic";
       pos = SkipAngle(css, pos + kOblique.size());
     } else {
-      out += css[pos++];
+      *out += css[pos++];
     }
   }
-  return out;
 }
 
-std::string ObliqueAsItalicInStyleAttribute(std::string_view tag) {
+void AppendTagObliqueAsItalic(std::string_view tag, std::string* out) {
+  if (!ContainsOblique(tag)) {
+    out->append(tag);
+    return;
+  }
   // Walk the attributes: NAME, optional = and a quoted or bare value.
   size_t pos = 1;
   while (pos < tag.size() && !IsSpace(tag[pos]) && tag[pos] != '>' && tag[pos] != '/') ++pos;
@@ -99,20 +105,20 @@ std::string ObliqueAsItalicInStyleAttribute(std::string_view tag) {
     if (pos < tag.size() && (tag[pos] == '"' || tag[pos] == '\'')) {
       const char quote = tag[pos];
       value = pos + 1;
-      value_end = tag.find(quote, value);
-      if (value_end == std::string_view::npos) value_end = tag.size();
+      value_end = std::min(tag.find(quote, value), tag.size());
       pos = value_end + 1;
     } else {
       while (pos < tag.size() && !IsSpace(tag[pos]) && tag[pos] != '>') ++pos;
       value_end = pos;
     }
     if (is_style) {
-      return std::string(tag.substr(0, value)) +
-             ObliqueAsItalic(tag.substr(value, value_end - value)) +
-             std::string(tag.substr(std::min(value_end, tag.size())));
+      out->append(tag.substr(0, value));
+      AppendObliqueAsItalic(tag.substr(value, value_end - value), out);
+      out->append(tag.substr(value_end));
+      return;
     }
   }
-  return std::string(tag);
+  out->append(tag);
 }
 
 }  // namespace lethe::internal

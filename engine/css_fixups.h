@@ -15,15 +15,13 @@
 
 namespace lethe::internal {
 
-// Whether `text` holds "oblique" in any case: the cheap test before a rewrite.
-bool ContainsOblique(std::string_view text);
+// Appends `css` to *out with every `oblique [ANGLE]` keyword as `italic` (as is, with no copy
+// made, when it holds no "oblique").
+void AppendObliqueAsItalic(std::string_view css, std::string* out);
 
-// `css` with every `oblique [ANGLE]` keyword as `italic`.
-std::string ObliqueAsItalic(std::string_view css);
-
-// An HTML start tag (from '<' to '>') whose style attribute's value has had ObliqueAsItalic
-// applied; the tag's other attributes are unchanged.
-std::string ObliqueAsItalicInStyleAttribute(std::string_view tag);
+// Appends an HTML start tag (from '<' to '>') to *out, its style attribute's value passed through
+// AppendObliqueAsItalic; the tag's other attributes are unchanged.
+void AppendTagObliqueAsItalic(std::string_view tag, std::string* out);
 
 }  // namespace lethe::internal
 

@@ -203,10 +203,7 @@ class Bounder {
   }
 
   // A start tag, with `oblique` in its style attribute made `italic` (css_fixups.h).
-  void AppendTag(std::string_view tag) {
-    if (ContainsOblique(tag)) out_.append(ObliqueAsItalicInStyleAttribute(tag));
-    else out_.append(tag);
-  }
+  void AppendTag(std::string_view tag) { AppendTagObliqueAsItalic(tag, &out_); }
 
   // A raw-text element holds no elements, so it never deepens the tree past one level.
   void RawText(const std::string& name, std::string_view start_tag) {
@@ -217,7 +214,7 @@ class Bounder {
       content = content.substr(0, limits_.max_stylesheet_bytes);
     }
     out_.append(start_tag);
-    if (name == "style" && ContainsOblique(content)) out_.append(ObliqueAsItalic(content));
+    if (name == "style") AppendObliqueAsItalic(content, &out_);
     else out_.append(content);
     size_t end = close;
     if (close < in_.size()) {

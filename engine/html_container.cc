@@ -481,8 +481,9 @@ void HtmlContainer::import_css(litehtml::tstring& text, const litehtml::tstring&
     return;
   }
   ArenaScope page(engine.previous());
-  text.assign(bytes.begin(), bytes.end());
-  if (ContainsOblique(text)) text = ObliqueAsItalic(text);
+  text.clear();
+  AppendObliqueAsItalic(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        &text);
   baseurl = path;  // url() in the stylesheet is relative to it
 }
 
