@@ -9,7 +9,7 @@
 
 #include "arena.h"
 #include "compiler.h"
-#include "huge_cache.h"
+#include "huge_region.h"
 #include "mutex.h"
 #include "options.h"
 #include "os.h"
@@ -54,7 +54,7 @@ uint64_t PurgePass() {
     uint64_t oldest = PurgeArena(&arena, DecayNowNs(), decay_ns);
     if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
   });
-  uint64_t huge_next = HugeCachePurge(DecayNowNs(), decay_ns);
+  uint64_t huge_next = HugeRegionPurge(DecayNowNs(), decay_ns);
   return huge_next < next ? huge_next : next;
 }
 
@@ -160,7 +160,7 @@ void DecayAfterHugeFree() {
     if (state == kNotStarted && g_options.decay_thread) {
       g_attention.store(true, std::memory_order_relaxed);
     }
-    HugeCachePurge(DecayNowNs(), DecayNs());
+    HugeRegionPurge(DecayNowNs(), DecayNs());
   }
   PurgerAfterUnlock();
 }
@@ -183,7 +183,7 @@ void DecayTick(uint64_t now_ns) {
   g_manual_clock.store(true);
   uint64_t decay_ns = DecayNs();
   ForEachArena([&](Arena& arena) { PurgeArena(&arena, now_ns, decay_ns); });
-  HugeCachePurge(now_ns, decay_ns);
+  HugeRegionPurge(now_ns, decay_ns);
 }
 
 void PurgeAllArenas() {
@@ -192,7 +192,7 @@ void PurgeAllArenas() {
     ArenaDrainRemoteFrees(&arena);
     arena.heap.PurgeAll();
   });
-  HugeCachePurge(UINT64_MAX, 0);
+  HugeRegionPurge(UINT64_MAX, 0);
 }
 
 bool PurgerRunning() { return g_purger_state.load() == kRunning; }

@@ -26,7 +26,7 @@ void DecayAfterRelease(Arena* arena);
 // enforce it (it is running on the real clock; it is woken at the next PurgerAfterUnlock), so
 // that no purge runs on the freeing thread's path; false: the caller purges now.
 bool DeferExcessPurge();
-// After a huge block was freed (no lock held): wakes the thread, or decays the huge cache here.
+// After a huge block was freed (no lock held): wakes the thread, or decays the huge regions here.
 void DecayAfterHugeFree();
 // After every allocator lock is released: starts or wakes the purge thread if a release asked.
 void PurgerAfterUnlock();

@@ -17,9 +17,9 @@ namespace {
 
 struct Slot {
   uintptr_t address;  // 0 = empty
-  HugeLayout layout;
+  size_t bytes;
   void* owner;        // the caller arena it counts to, or nullptr
-  size_t bytes() const { return size_t{layout.ends[layout.count - 1]} << kLgPageBytes; }
+  bool in_region;     // cut from a huge region (huge_region.h), else a mapping of its own
 };
 // The table starts with kFirstCapacity slots and doubles (hashes are masked with capacity - 1).
 constexpr size_t kFirstCapacity = 64;
@@ -67,14 +67,14 @@ bool Insert(const Slot& slot) {
   if ((g_count + 1) * 2 > g_capacity && !Grow()) return false;
   InsertNoGrow(g_slots, g_capacity, slot);
   ++g_count;
-  g_live_bytes += slot.bytes();
-  AddHeldBytes(slot.bytes());
+  g_live_bytes += slot.bytes;
+  AddHeldBytes(slot.bytes);
   return true;
 }
 
 void Erase(Slot* slot) {
-  g_live_bytes -= slot->bytes();
-  SubtractHeldBytes(slot->bytes());
+  g_live_bytes -= slot->bytes;
+  SubtractHeldBytes(slot->bytes);
   --g_count;
   size_t hole = static_cast<size_t>(slot - g_slots);
   g_slots[hole].address = 0;
@@ -94,17 +94,30 @@ void Erase(Slot* slot) {
 // A huge block is at most 2^32 pages (16 TiB): its layout counts pages in 32 bits.
 bool HugeBytesOk(size_t bytes) { return bytes <= SIZE_MAX / 2 && PagesFor(bytes) <= UINT32_MAX; }
 
-// The layout of the first `pages` pages of a block laid out as `layout`.
-HugeLayout TruncatedLayout(const HugeLayout& layout, uint32_t pages) {
-  HugeLayout truncated = layout;
-  for (uint32_t i = 0; i < layout.count; ++i) {
-    if (layout.ends[i] >= pages) {
-      truncated.ends[i] = pages;
-      truncated.count = i + 1;
-      break;
+// Gives a block back: to its region, or to the OS.
+void Release(const Slot& slot) {
+  if (slot.in_region) {
+    HugeRegionPut(reinterpret_cast<void*>(slot.address), slot.bytes);
+  } else {
+    OsUnmap(reinterpret_cast<void*>(slot.address), slot.bytes);
+  }
+}
+
+// A new block of `bytes` (page multiple): cut from a region when it fits one and needs no more
+// than page alignment, else mapped on its own, else (chunk-aligned at most) from the OOM reserve.
+Slot NewBlock(size_t bytes, size_t alignment, size_t* reused_bytes, void* owner) {
+  *reused_bytes = 0;
+  if (alignment <= kPageBytes) {
+    if (void* block = HugeRegionTake(bytes, reused_bytes)) {
+      return Slot{reinterpret_cast<uintptr_t>(block), bytes, owner, true};
     }
   }
-  return truncated;
+  if (void* block = OsMap(bytes, alignment)) {
+    return Slot{reinterpret_cast<uintptr_t>(block), bytes, owner, false};
+  }
+  size_t reserve_bytes = (bytes + kChunkBytes - 1) & ~(kChunkBytes - 1);
+  void* block = alignment <= kChunkBytes ? ReserveTake(reserve_bytes) : nullptr;
+  return Slot{reinterpret_cast<uintptr_t>(block), reserve_bytes, owner, false};
 }
 
 }  // namespace
@@ -112,42 +125,21 @@ HugeLayout TruncatedLayout(const HugeLayout& layout, uint32_t pages) {
 void* HugeAllocate(size_t bytes, size_t alignment, size_t* reused_bytes, void* owner) {
   *reused_bytes = 0;
   if (!HugeBytesOk(bytes)) return nullptr;
-  bytes = PagesFor(bytes) << kLgPageBytes;
-  HugeLayout layout{};
-  void* block = alignment <= kPageBytes ? HugeCacheTake(bytes, &layout, reused_bytes) : nullptr;
-  if (block == nullptr) {
-    block = OsMap(bytes, alignment);
-    layout = OneExtent(LayoutPages(bytes), HugeNewVmaId());
-  }
-  if (block == nullptr) {
-    size_t reserve_bytes = (bytes + kChunkBytes - 1) & ~(kChunkBytes - 1);
-    if (alignment > kChunkBytes || (block = ReserveTake(reserve_bytes)) == nullptr) {
-      return nullptr;
-    }
-    bytes = reserve_bytes;
-    layout = OneExtent(LayoutPages(bytes), HugeNewVmaId());
-  }
+  Slot slot = NewBlock(PagesFor(bytes) << kLgPageBytes, alignment, reused_bytes, owner);
+  if (slot.address == 0) return nullptr;
   MutexLock lock(&g_huge_lock);
-  if (!Insert(Slot{reinterpret_cast<uintptr_t>(block), layout, owner})) {
-    OsUnmap(block, bytes);  // munmap takes a range of several VMAs
+  if (!Insert(slot)) {
+    Release(slot);
     *reused_bytes = 0;
     return nullptr;
   }
-  return block;
+  return reinterpret_cast<void*>(slot.address);
 }
 
 size_t HugeSize(const void* pointer) {
   MutexLock lock(&g_huge_lock);
   Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
-  return slot == nullptr ? 0 : slot->bytes();
-}
-
-bool HugeLayoutOf(const void* pointer, HugeLayout* layout) {
-  MutexLock lock(&g_huge_lock);
-  Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
-  if (slot == nullptr) return false;
-  *layout = slot->layout;
-  return true;
+  return slot == nullptr ? 0 : slot->bytes;
 }
 
 bool HugeFree(void* pointer, void** owner, size_t* bytes) {
@@ -160,10 +152,37 @@ bool HugeFree(void* pointer, void** owner, size_t* bytes) {
     Erase(slot);
   }
   *owner = freed.owner;
-  *bytes = freed.bytes();
-  HugeCachePutBlock(freed.address, freed.layout);
+  *bytes = freed.bytes;
+  Release(freed);
   return true;
 }
+
+namespace {
+
+// The block `old` at `bytes` (page multiple, != old.bytes); its address is 0 when nothing could
+// be had (`old` is then intact). Region blocks shrink and grow in place where they can, else move
+// by copy into a new block; mappings of their own use mremap.
+Slot Resized(const Slot& old, size_t bytes) {
+  Slot resized = old;
+  resized.bytes = bytes;
+  void* pointer = reinterpret_cast<void*>(old.address);
+  if (!old.in_region) {
+    // The tail of a shrunk mapping goes back to the OS at once: the caller is done with it.
+    resized.address = reinterpret_cast<uintptr_t>(OsRemap(pointer, old.bytes, bytes));
+  } else if (bytes < old.bytes) {
+    HugeRegionShrink(pointer, old.bytes, bytes);
+  } else if (!HugeRegionGrowInPlace(pointer, old.bytes, bytes)) {
+    size_t reused = 0;
+    resized = NewBlock(bytes, kPageBytes, &reused, old.owner);
+    if (resized.address != 0) {
+      std::memcpy(reinterpret_cast<void*>(resized.address), pointer, old.bytes);
+      HugeRegionPut(pointer, old.bytes);
+    }
+  }
+  return resized;
+}
+
+}  // namespace
 
 void* HugeReallocate(void* pointer, size_t bytes, void** owner, size_t* old_bytes_out) {
   if (!HugeBytesOk(bytes)) return nullptr;
@@ -173,7 +192,7 @@ void* HugeReallocate(void* pointer, size_t bytes, void** owner, size_t* old_byte
     MutexLock lock(&g_huge_lock);
     Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
     if (slot == nullptr) return nullptr;
-    if (slot->bytes() == bytes) {
+    if (slot->bytes == bytes) {
       *owner = slot->owner;
       *old_bytes_out = bytes;
       return pointer;
@@ -182,34 +201,9 @@ void* HugeReallocate(void* pointer, size_t bytes, void** owner, size_t* old_byte
     Erase(slot);
   }
   // The block is live and owned by the caller: nobody else can free it meanwhile.
-  size_t old_bytes = old.bytes();
   *owner = old.owner;
-  *old_bytes_out = old_bytes;
-  Slot resized{old.address, OneExtent(LayoutPages(bytes), HugeNewVmaId()), old.owner};
-  if (bytes < old_bytes) {
-    // The tail goes back to the OS at once: the caller said it is done with it. mremap shrinks
-    // one VMA; the tail of an assembled block may span several, which munmap takes.
-    resized.layout = TruncatedLayout(old.layout, LayoutPages(bytes));
-    if (old.layout.count == 1) {
-      resized.address = reinterpret_cast<uintptr_t>(OsRemap(pointer, old_bytes, bytes));
-    } else {
-      OsUnmap(static_cast<unsigned char*>(pointer) + bytes, old_bytes - bytes);
-    }
-  } else if (old.layout.count == 1) {
-    void* moved = OsRemap(pointer, old_bytes, bytes);
-    resized.address = reinterpret_cast<uintptr_t>(moved);
-    // Grown in place, the block is still (part of) its VMA; moved, it is a VMA of its own.
-    if (moved == pointer) resized.layout.ids[0] = old.layout.ids[0];
-  } else {
-    // Assembled from several VMAs, which mremap cannot grow as one: copied once into a single
-    // fresh mapping, which later growth then extends with mremap.
-    void* fresh = OsMap(bytes, kPageBytes);
-    resized.address = reinterpret_cast<uintptr_t>(fresh);
-    if (fresh != nullptr) {
-      std::memcpy(fresh, pointer, old_bytes);
-      HugeCachePutBlock(old.address, old.layout);
-    }
-  }
+  *old_bytes_out = old.bytes;
+  Slot resized = Resized(old, bytes);
   MutexLock lock(&g_huge_lock);
   // Capacity for one entry was there a moment ago, so neither Insert can fail.
   if (resized.address == 0) {
@@ -221,18 +215,19 @@ void* HugeReallocate(void* pointer, size_t bytes, void** owner, size_t* old_byte
 }
 
 HugeStats GetHugeStats() {
-  uint64_t cached = GetHugeCacheStats().cached_bytes;
+  HugeRegionStats regions = GetHugeRegionStats();
   MutexLock lock(&g_huge_lock);
-  return HugeStats{g_live_bytes, g_count, TableBytes(g_capacity), cached};
+  return HugeStats{g_live_bytes, g_count, TableBytes(g_capacity) + regions.metadata_bytes,
+                   regions.dirty_bytes};
 }
 
 // No path holds both locks at once, so taking them in this order cannot deadlock.
 void HugeLockForFork() {
   g_huge_lock.Lock();
-  HugeCacheLockForFork();
+  HugeRegionLockForFork();
 }
 void HugeUnlockAfterFork(bool child) {
-  HugeCacheUnlockAfterFork(child);
+  HugeRegionUnlockAfterFork(child);
   if (child) g_huge_lock.ResetAfterFork(); else g_huge_lock.Unlock();
 }
 

@@ -6,7 +6,7 @@
 //   dirty_percent:N   dirty pages above N% of active pages are purged at once (default 6)
 //   oom_reserve_kb:N  address space kept mapped for the last step of out-of-memory (default 0)
 //   huge_cache_kb:N   pages of freed huge blocks kept resident for reuse, at most N KiB (default
-//                     65536; huge_cache.h)
+//                     65536; huge_region.h)
 //   tcache:0|1        per-thread caches (default 1)
 //   arenas:N          number of arenas (default: one per CPU, at most kMaxArenas)
 //   stats_print:0|1   print statistics to stderr at exit (default 0)

@@ -15,7 +15,6 @@ namespace lethe::internal {
 namespace {
 
 constinit std::atomic<long> g_fail_maps{0};
-constinit std::atomic<long> g_fail_moves{0};
 constinit std::atomic<uint64_t> g_map_calls{0};
 constinit std::atomic<uint64_t> g_purge_calls{0};
 // process_madvise on this process: 0 not tried yet, 1 works, 2 refused (madvise per range).
@@ -46,10 +45,10 @@ bool PurgeBatched(const iovec* ranges, size_t count) {
   return false;
 }
 
-bool InjectFailure(std::atomic<long>& counter = g_fail_maps) {
-  long remaining = counter.load(std::memory_order_relaxed);
+bool InjectFailure() {
+  long remaining = g_fail_maps.load(std::memory_order_relaxed);
   while (remaining > 0) {
-    if (counter.compare_exchange_weak(remaining, remaining - 1)) {
+    if (g_fail_maps.compare_exchange_weak(remaining, remaining - 1)) {
       errno = ENOMEM;
       return true;
     }
@@ -57,9 +56,10 @@ bool InjectFailure(std::atomic<long>& counter = g_fail_maps) {
   return false;
 }
 
-void* MapRaw(size_t bytes) {
+void* MapRaw(size_t bytes, int flags = 0) {
   g_map_calls.fetch_add(1, std::memory_order_relaxed);
-  void* address = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* address =
+      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
   return address == MAP_FAILED ? nullptr : address;
 }
 
@@ -111,9 +111,9 @@ void* OsRemap(void* address, size_t old_bytes, size_t new_bytes) {
   return moved == MAP_FAILED ? nullptr : moved;
 }
 
-bool OsMove(void* from, size_t bytes, void* to) {
-  if (InjectFailure(g_fail_moves)) return false;
-  return mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED;
+void* OsReserve(size_t bytes) {
+  if (InjectFailure()) return nullptr;
+  return MapRaw(bytes, MAP_NORESERVE);
 }
 
 uint64_t OsNowNs() {
@@ -131,8 +131,6 @@ unsigned OsCpuCount() {
 }
 
 void OsFailMapsForTesting(long count) { g_fail_maps.store(count > 0 ? count : 0); }
-
-void OsFailMovesForTesting(long count) { g_fail_moves.store(count > 0 ? count : 0); }
 
 uint64_t OsMapCallCount() { return g_map_calls.load(std::memory_order_relaxed); }
 

@@ -56,10 +56,10 @@ void OsPurgeWithMadviseOnlyForTesting(bool on);
 // Resizes a mapping made by OsMap (page multiples), moving it if needed. nullptr on failure, the
 // old mapping then intact.
 void* OsRemap(void* address, size_t old_bytes, size_t new_bytes);
-// Moves the pages of [from, from + bytes) (inside one VMA) to `to`, replacing what was mapped
-// there, with their contents and residency: the kernel moves page-table entries, it does not
-// copy or fault (mremap MREMAP_FIXED). false on failure (or an injected one), nothing moved.
-bool OsMove(void* from, size_t bytes, void* to);
+// Reserves `bytes` (a page multiple) of zeroed, private, read-write address space with
+// MAP_NORESERVE: pages cost memory when first written, and no commit charge is taken for the
+// rest (except under overcommit_memory=2). nullptr when refused; OsFailMapsForTesting applies.
+void* OsReserve(size_t bytes);
 // Monotonic nanoseconds at tick resolution (CLOCK_MONOTONIC_COARSE through the vDSO: a few ns,
 // no system call, no allocation; decay needs milliseconds, not nanoseconds).
 uint64_t OsNowNs();
@@ -68,8 +68,6 @@ unsigned OsCpuCount();
 
 // Test hook: the next `count` calls of OsMap/OsRemap that grow fail as if the kernel refused.
 void OsFailMapsForTesting(long count);
-// Test hook: the next `count` calls of OsMove fail as if the kernel refused.
-void OsFailMovesForTesting(long count);
 // Cumulative counts of system calls made, for tests and statistics.
 uint64_t OsMapCallCount();
 

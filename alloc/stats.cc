@@ -9,7 +9,7 @@
 #include "chunk_registry.h"
 #include "decay.h"
 #include "huge.h"
-#include "huge_cache.h"
+#include "huge_region.h"
 #include "oom.h"
 #include "thread_cache.h"
 
@@ -102,13 +102,13 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   }
   HugeStats huge = GetHugeStats();
   uint64_t metadata = chunks * kChunkHeaderPages * kPageBytes + BaseMappedBytes() +
-                      RegistryMetadataBytes() + huge.table_bytes;
+                      RegistryMetadataBytes() + huge.metadata_bytes;
   uint64_t held = small_out + large_out;
   out->allocated_bytes = (held > caches.cached_bytes ? held - caches.cached_bytes : 0) +
                          huge.live_bytes;
   out->active_bytes = active_pages * kPageBytes + huge.live_bytes;
   out->mapped_bytes = chunks * kChunkBytes + huge.live_bytes + huge.cached_bytes + BaseMappedBytes() +
-                      RegistryMetadataBytes() + huge.table_bytes + ReserveBytes();
+                      RegistryMetadataBytes() + huge.metadata_bytes + ReserveBytes();
   out->dirty_bytes = dirty_pages * kPageBytes + huge.cached_bytes;
   out->metadata_bytes = metadata;
   out->resident_bytes = out->active_bytes + out->dirty_bytes + metadata;
@@ -164,12 +164,12 @@ void PrintStats(FILE* out) {
                        100.0 * static_cast<double>(stats.served_bytes - stats.requested_bytes) /
                            static_cast<double>(stats.served_bytes));
   }
-  HugeCacheStats huge_cache = GetHugeCacheStats();
+  HugeRegionStats regions = GetHugeRegionStats();
   length += snprintf(buffer + length, sizeof(buffer) - static_cast<size_t>(length),
-                     "  huge cache: %llu bytes in %llu pieces; reused %llu bytes, %llu pieces moved"
-                     " (%llu refused)\n",
-                     u(huge_cache.cached_bytes), u(huge_cache.cached_pieces),
-                     u(huge_cache.reused_bytes), u(huge_cache.moves), u(huge_cache.failed_moves));
+                     "  huge regions: %llu, %llu dirty bytes in %llu free spans; reused %llu bytes,"
+                     " %llu grown in place\n",
+                     u(regions.regions), u(regions.dirty_bytes), u(regions.free_spans),
+                     u(regions.reused_bytes), u(regions.grown_in_place));
   fwrite(buffer, 1, static_cast<size_t>(length), out);
   fputs("  class    size  pages regions   live  cached   runs\n", out);
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {

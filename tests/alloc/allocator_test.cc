@@ -257,15 +257,17 @@ TEST(Allocator, MappingFailureRunsTheLowMemoryCallbackThenFails) {
         ++static_cast<Context*>(data)->calls;
       },
       &context);
+  // Over a region's largest block: one mapping of its own per attempt, which the hook refuses.
+  constexpr size_t kBytes = kHugeRegionMaxBlockBytes + (8 << 20);
   OsFailMapsForTesting(1000);
   errno = 0;
-  EXPECT_EQ(lethe_malloc(8 << 20), nullptr);
+  EXPECT_EQ(lethe_malloc(kBytes), nullptr);
   EXPECT_EQ(errno, ENOMEM);
   OsFailMapsForTesting(0);
   EXPECT_EQ(context.calls, 1);
   // When the callback frees what was needed, the retry succeeds.
   OsFailMapsForTesting(2);  // the first attempt and the one after purging fail
-  void* block = lethe_malloc(8 << 20);
+  void* block = lethe_malloc(kBytes);
   EXPECT_NE(block, nullptr);
   EXPECT_EQ(context.calls, 2);
   OsFailMapsForTesting(0);
@@ -458,9 +460,9 @@ TEST(AllocatorDeathTest, UsableSizeOfAForeignPointerAborts) {
 namespace lethe::internal {
 namespace {
 
-TEST(AllocatorHugeCache, FreedHugeBlocksAreKeptAsDirtyReusedZeroedByCallocAndPurged) {
-  // The cache keeps freed blocks once kHugeCacheWarmupBlocks were asked for.
-  for (uint64_t i = 0; i < kHugeCacheWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
+TEST(AllocatorHugeRegion, FreedHugeBlocksAreKeptAsDirtyReusedZeroedByCallocAndPurged) {
+  // Freed huge pages are kept once kHugeWarmupBlocks were asked for.
+  for (uint64_t i = 0; i < kHugeWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
   lethe_purge();
   auto* first = static_cast<unsigned char*>(lethe_malloc(3 << 20));
   ASSERT_NE(first, nullptr);

@@ -18,7 +18,7 @@
 #include "allocator.h"
 #include "arena.h"
 #include "decay.h"
-#include "huge_cache.h"
+#include "huge_region.h"
 #include "lethe/alloc.h"
 #include "oom.h"
 #include "options.h"
@@ -378,11 +378,11 @@ TEST(Purge, DecayTickPurgesRunsOlderThanTheDecayTimeOnly) {
   ValidateHeap();
 }
 
-// The huge cache decays on the same clock: a freed huge block's pages stay cached (and mapped)
-// until the decay time has passed, then they are unmapped.
-TEST(Purge, DecayTickUnmapsHugeCachePiecesOlderThanTheDecayTimeOnly) {
-  // The cache keeps freed blocks once kHugeCacheWarmupBlocks were asked for.
-  for (uint64_t i = 0; i < kHugeCacheWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
+// Huge regions decay on the same clock: a freed huge block's pages stay dirty (and mapped) until
+// the decay time has passed; then they are purged, and the region, empty, unmapped.
+TEST(Purge, DecayTickPurgesHugeRegionPagesOlderThanTheDecayTimeOnly) {
+  // Freed huge pages are kept once kHugeWarmupBlocks were asked for.
+  for (uint64_t i = 0; i < kHugeWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
   lethe_purge();
   uint64_t start = OsNowNs();
   lethe_decay_tick(start);
@@ -390,13 +390,13 @@ TEST(Purge, DecayTickUnmapsHugeCachePiecesOlderThanTheDecayTimeOnly) {
   ASSERT_NE(block, nullptr);
   std::memset(block, 1, 3 << 20);
   lethe_free(block);
-  ASSERT_EQ(GetHugeCacheStats().cached_bytes, 3u << 20);
+  ASSERT_EQ(GetHugeRegionStats().dirty_bytes, 3u << 20);
   lethe_decay_tick(start + 999 * 1000000ull);
-  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 3u << 20);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 3u << 20);
   unsigned char resident = 0;
   EXPECT_EQ(mincore(block, kPageBytes, &resident), 0);  // still mapped
   lethe_decay_tick(start + 1000 * 1000000ull);
-  EXPECT_EQ(GetHugeCacheStats().cached_bytes, 0u);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
   errno = 0;
   EXPECT_EQ(mincore(block, kPageBytes, &resident), -1);  // unmapped
   EXPECT_EQ(errno, ENOMEM);

@@ -56,7 +56,7 @@ typedef struct lethe_stats_t {
   uint64_t mapped_bytes;    /* address space mapped by the allocator */
   uint64_t resident_bytes;  /* estimate: active + dirty + metadata */
   uint64_t dirty_bytes;     /* freed pages not yet returned to the OS (free runs, large runs
-                               kept whole for reuse, freed huge blocks' pages in the huge cache) */
+                               kept whole for reuse, freed huge blocks' pages in huge regions) */
   uint64_t purged_bytes;    /* cumulative bytes returned with madvise */
   uint64_t metadata_bytes;  /* chunk headers, arena and thread-cache bookkeeping */
   uint64_t bin_unused_bytes; /* free slots inside small runs */
@@ -111,7 +111,7 @@ const char* lethe_allocator_name(void) LETHE_NOEXCEPT;
  *   - lethe_arena_destroy closes the arena. Empty, it goes back at once: every chunk unmapped.
  *     Holding bytes, it is kept, closed (a "ghost"), reported by lethe_arena_stats with
  *     LETHE_ARENA_CLOSED, and released (chunks unmapped, handle stale) when its last block is
- *     freed. Freed huge blocks' pages go to the process-wide huge cache, as any huge block's do.
+ *     freed. Freed huge blocks' pages go to the process-wide huge regions, as any huge block's do.
  *   - Handles are never reused: a stale handle (its arena released) gives ENOENT, a handle that
  *     never existed EINVAL.
  * System malloc (sanitizer presets): the same handles, limits, binding and errors, so that code

@@ -1,0 +1,484 @@
+// Huge regions (see huge_region.h). The span records of every region are packed in one array at
+// [0, g_span_count): best fit is a linear scan (a few dozen spans, next to blocks of a MiB and
+// more that get written in full), and removing a record moves the last one into its place and
+// rewrites that record's two map entries.
+#include "huge_region.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "decay.h"
+#include "lethe/check.h"
+#include "mutex.h"
+#include "options.h"
+#include "os.h"
+
+namespace lethe::internal {
+namespace {
+
+enum class SpanState : uint8_t { kDirty, kClean, kPurging };
+
+struct Span {
+  uint32_t region;
+  uint32_t first;  // page index in the region
+  uint32_t pages;
+  SpanState state;
+  uint64_t freed_ns;  // dirty spans: when the newest of their pages was freed (decay)
+};
+
+struct Region {
+  unsigned char* base;  // nullptr: the slot is free
+  uint32_t* map;        // kHugeRegionPages entries (huge_region.h, "Layout")
+};
+
+constexpr size_t kMapBytes = size_t{kHugeRegionPages} * sizeof(uint32_t);
+constexpr long kNone = -1;
+
+constinit Mutex g_lock;
+constinit Region g_regions[kMaxHugeRegions] = {};
+constinit size_t g_region_count = 0;
+constinit Span g_spans[kHugeSpanRecords] = {};
+constinit size_t g_span_count = 0;
+constinit size_t g_span_limit = kHugeSpanRecords;
+constinit uint64_t g_dirty_pages = 0;
+constinit uint64_t g_reused_bytes = 0;
+constinit uint64_t g_grown_in_place = 0;
+constinit std::atomic<uint64_t> g_requests{0};  // HugeRegionTake calls (kHugeWarmupBlocks)
+
+uint64_t MaxDirtyPages() { return (g_options.huge_cache_kb << 10) >> kLgPageBytes; }
+
+uint32_t& MapAt(uint32_t region, uint32_t page) { return g_regions[region].map[page]; }
+
+unsigned char* AddressOf(uint32_t region, uint32_t page) {
+  return g_regions[region].base + (size_t{page} << kLgPageBytes);
+}
+
+void MarkEnds(size_t index) {
+  const Span& span = g_spans[index];
+  MapAt(span.region, span.first) = static_cast<uint32_t>(index + 1);
+  MapAt(span.region, span.first + span.pages - 1) = static_cast<uint32_t>(index + 1);
+}
+
+void MarkLive(uint32_t region, uint32_t first, uint32_t pages) {
+  MapAt(region, first) = 0;
+  MapAt(region, first + pages - 1) = 0;
+}
+
+// The free span whose first (or last) page is `page`; kNone when a live block's page is there.
+long SpanStartingAt(uint32_t region, uint32_t page) {
+  if (page >= kHugeRegionPages) return kNone;
+  uint32_t entry = MapAt(region, page);
+  if (entry == 0 || entry > g_span_count) return kNone;
+  const Span& span = g_spans[entry - 1];
+  return span.region == region && span.first == page ? static_cast<long>(entry) - 1 : kNone;
+}
+long SpanEndingAt(uint32_t region, uint32_t page) {
+  if (page >= kHugeRegionPages) return kNone;  // also page -1 of a block at the region's start
+  uint32_t entry = MapAt(region, page);
+  if (entry == 0 || entry > g_span_count) return kNone;
+  const Span& span = g_spans[entry - 1];
+  return span.region == region && span.first + span.pages - 1 == page ? static_cast<long>(entry) - 1
+                                                                      : kNone;
+}
+
+void RemoveSpan(size_t index) {
+  size_t last = --g_span_count;
+  if (index == last) return;
+  g_spans[index] = g_spans[last];
+  MarkEnds(index);
+}
+
+// Records [first, first + pages) as free, merged with free neighbours of the same state (a
+// merged dirty span decays with its newest pages). Needs a record when nothing merges: the
+// caller made sure one is there.
+size_t InsertFree(uint32_t region, uint32_t first, uint32_t pages, SpanState state,
+                  uint64_t freed_ns) {
+  if (long prev = SpanEndingAt(region, first - 1);
+      prev != kNone && g_spans[prev].state == state && state != SpanState::kPurging) {
+    first = g_spans[prev].first;
+    pages += g_spans[prev].pages;
+    freed_ns = std::max(freed_ns, g_spans[prev].freed_ns);
+    RemoveSpan(static_cast<size_t>(prev));
+  }
+  if (long next = SpanStartingAt(region, first + pages);
+      next != kNone && g_spans[next].state == state && state != SpanState::kPurging) {
+    pages += g_spans[next].pages;
+    freed_ns = std::max(freed_ns, g_spans[next].freed_ns);
+    RemoveSpan(static_cast<size_t>(next));
+  }
+  LETHE_CHECK(g_span_count < kHugeSpanRecords, "huge region span records exhausted");
+  g_spans[g_span_count] = Span{region, first, pages, state, freed_ns};
+  MarkEnds(g_span_count);
+  return g_span_count++;
+}
+
+// Cuts `pages` from the front of free span `index`; returns the first page cut. The caller marks
+// the block's ends live.
+uint32_t CutFront(size_t index, uint32_t pages) {
+  Span& span = g_spans[index];
+  uint32_t first = span.first;
+  if (span.state == SpanState::kDirty) g_dirty_pages -= pages;
+  if (pages == span.pages) {
+    RemoveSpan(index);
+  } else {
+    span.first += pages;
+    span.pages -= pages;
+    MarkEnds(index);
+  }
+  return first;
+}
+
+bool Usable(const Span& span) { return span.state != SpanState::kPurging; }
+
+// Where a block of `pages` goes: a dirty span that holds it (best fit), else the dirty span with
+// the most pages that a clean span after it completes, else a clean span (best fit). kNone when
+// no span can.
+long ChooseSpan(uint32_t pages) {
+  long best_dirty = kNone, best_clean = kNone, best_pair = kNone;
+  for (size_t i = 0; i < g_span_count; ++i) {
+    const Span& span = g_spans[i];
+    if (span.state == SpanState::kPurging) continue;
+    long* best = span.state == SpanState::kDirty ? &best_dirty : &best_clean;
+    if (span.pages >= pages) {
+      if (*best == kNone || span.pages < g_spans[*best].pages) *best = static_cast<long>(i);
+    } else if (span.state == SpanState::kDirty) {
+      long next = SpanStartingAt(span.region, span.first + span.pages);
+      if (next != kNone && g_spans[next].state == SpanState::kClean &&
+          span.pages + g_spans[next].pages >= pages &&
+          (best_pair == kNone || span.pages > g_spans[best_pair].pages)) {
+        best_pair = static_cast<long>(i);
+      }
+    }
+  }
+  return best_dirty != kNone ? best_dirty : best_pair != kNone ? best_pair : best_clean;
+}
+
+// Reserves a region: one clean span of all its pages. kNone when the OS refuses or every slot is
+// taken.
+long AddRegion() {
+  size_t slot = 0;
+  while (slot < kMaxHugeRegions && g_regions[slot].base != nullptr) ++slot;
+  if (slot == kMaxHugeRegions || g_span_count >= g_span_limit) return kNone;
+  auto* base = static_cast<unsigned char*>(OsReserve(kHugeRegionBytes));
+  if (base == nullptr) return kNone;
+  auto* map = static_cast<uint32_t*>(OsMap(kMapBytes, kPageBytes));
+  if (map == nullptr) {
+    OsUnmap(base, kHugeRegionBytes);
+    return kNone;
+  }
+  g_regions[slot] = Region{base, map};
+  g_region_count = std::max(g_region_count, slot + 1);
+  return static_cast<long>(
+      InsertFree(static_cast<uint32_t>(slot), 0, kHugeRegionPages, SpanState::kClean, 0));
+}
+
+// The region holding `pointer`, or kNone.
+long RegionOf(const void* pointer) {
+  auto* address = static_cast<const unsigned char*>(pointer);
+  for (size_t i = 0; i < g_region_count; ++i) {
+    const Region& region = g_regions[i];
+    if (region.base != nullptr && address >= region.base &&
+        address < region.base + kHugeRegionBytes) {
+      return static_cast<long>(i);
+    }
+  }
+  return kNone;
+}
+
+uint32_t PageIn(uint32_t region, const void* pointer) {
+  return static_cast<uint32_t>((static_cast<const unsigned char*>(pointer) -
+                                g_regions[region].base) >> kLgPageBytes);
+}
+
+// Unmaps a region that is one clean span (nothing live, nothing dirty).
+void UnmapIfEmpty(size_t index) {
+  const Span& span = g_spans[index];
+  if (span.state != SpanState::kClean || span.pages != kHugeRegionPages) return;
+  Region& region = g_regions[span.region];
+  OsUnmap(region.base, kHugeRegionBytes);
+  OsUnmap(region.map, kMapBytes);
+  region = Region{};
+  RemoveSpan(index);
+}
+
+// Purges every dirty span under the lock, the way out when span records run short (rare: see
+// kHugeSpanRecords). Each purged span merges with its clean neighbours.
+void PurgeAllDirtyLocked() {
+  OsPurgeBatch batch;
+  for (size_t i = 0; i < g_span_count; ++i) {
+    if (g_spans[i].state == SpanState::kDirty) {
+      batch.Add(AddressOf(g_spans[i].region, g_spans[i].first),
+                size_t{g_spans[i].pages} << kLgPageBytes);
+    }
+  }
+  batch.Flush();
+  for (size_t i = 0; i < g_span_count;) {
+    if (g_spans[i].state != SpanState::kDirty) {
+      ++i;
+      continue;
+    }
+    Span span = g_spans[i];
+    g_dirty_pages -= span.pages;
+    RemoveSpan(i);
+    InsertFree(span.region, span.first, span.pages, SpanState::kClean, 0);
+    i = 0;  // merging moved records around; rescan (rare path, see above)
+  }
+}
+
+// Makes sure the next InsertFree has a record.
+void EnsureRecordLocked() {
+  if (g_span_count + 1 >= g_span_limit) PurgeAllDirtyLocked();
+}
+
+// Purges the dirty spans that `pick` names (it returns kNone when done), madvise without the lock:
+// the spans are marked purging meanwhile, so nothing cuts or merges them.
+template <typename Pick>
+void PurgeChosen(Pick pick, bool unmap_empty) {
+  struct Pending {
+    uint32_t region, first, pages;
+  };
+  constexpr size_t kBatch = OsPurgeBatch::kMaxRanges;
+  for (bool more = true; more;) {
+    Pending pending[kBatch];
+    size_t count = 0;
+    {
+      MutexLock lock(&g_lock);
+      for (long i; count < kBatch && (i = pick()) != kNone;) {
+        Span& span = g_spans[i];
+        span.state = SpanState::kPurging;
+        g_dirty_pages -= span.pages;
+        pending[count++] = Pending{span.region, span.first, span.pages};
+      }
+    }
+    more = count == kBatch;
+    if (count == 0) return;
+    OsPurgeBatch batch;
+    for (size_t i = 0; i < count; ++i) {
+      batch.Add(AddressOf(pending[i].region, pending[i].first),
+                size_t{pending[i].pages} << kLgPageBytes);
+    }
+    batch.Flush();
+    MutexLock lock(&g_lock);
+    for (size_t i = 0; i < count; ++i) {
+      long index = SpanStartingAt(pending[i].region, pending[i].first);
+      LETHE_CHECK(index != kNone && g_spans[index].state == SpanState::kPurging,
+                  "huge region: a purging span changed");
+      RemoveSpan(static_cast<size_t>(index));
+      size_t clean = InsertFree(pending[i].region, pending[i].first, pending[i].pages,
+                                SpanState::kClean, 0);
+      if (unmap_empty) UnmapIfEmpty(clean);
+    }
+  }
+}
+
+long OldestDirtyLocked() {
+  long oldest = kNone;
+  for (size_t i = 0; i < g_span_count; ++i) {
+    if (g_spans[i].state == SpanState::kDirty &&
+        (oldest == kNone || g_spans[i].freed_ns < g_spans[oldest].freed_ns)) {
+      oldest = static_cast<long>(i);
+    }
+  }
+  return oldest;
+}
+
+// Purges the oldest dirty spans while the dirty pages exceed huge_cache_kb.
+void EnforceDirtyLimit() {
+  PurgeChosen(
+      [] { return g_dirty_pages > MaxDirtyPages() ? OldestDirtyLocked() : kNone; }, false);
+}
+
+// Frees [first, first + pages) of `region` as dirty, or as clean after purging it here when
+// nothing is to be kept. The pages are the caller's until this returns.
+void FreePages(uint32_t region, uint32_t first, uint32_t pages, bool keep) {
+  if (!keep) {
+    OsPurgeBatch batch;
+    batch.Add(AddressOf(region, first), size_t{pages} << kLgPageBytes);
+  }
+  MutexLock lock(&g_lock);
+  EnsureRecordLocked();
+  SpanState state = keep ? SpanState::kDirty : SpanState::kClean;
+  if (keep) g_dirty_pages += pages;
+  InsertFree(region, first, pages, state, keep ? DecayNowNs() : 0);
+}
+
+// HugeRegionValidate at LETHE_DEBUG_LEVEL >= 2, after the operations that free or purge spans
+// (as PageHeap::ValidateIfExpensive).
+void ValidateIfExpensive() {
+#if LETHE_DEBUG_LEVEL >= 2
+  HugeRegionValidate();
+#endif
+}
+
+bool KeepFreedPages() {
+  return g_requests.load(std::memory_order_relaxed) >= kHugeWarmupBlocks &&
+         MaxDirtyPages() > 0;
+}
+
+}  // namespace
+
+void* HugeRegionTake(size_t bytes, size_t* reused_bytes) {
+  *reused_bytes = 0;
+  if (bytes > kHugeRegionMaxBlockBytes) return nullptr;
+  auto pages = static_cast<uint32_t>(bytes >> kLgPageBytes);
+  MutexLock lock(&g_lock);
+  g_requests.fetch_add(1, std::memory_order_relaxed);
+  long index = ChooseSpan(pages);
+  if (index == kNone) {
+    EnsureRecordLocked();
+    if ((index = AddRegion()) == kNone) return nullptr;
+  }
+  Span span = g_spans[index];
+  uint32_t dirty = 0;
+  if (span.pages < pages) {  // a dirty span completed by the clean one after it
+    dirty = span.pages;
+    CutFront(static_cast<size_t>(index), span.pages);
+    CutFront(static_cast<size_t>(SpanStartingAt(span.region, span.first + span.pages)),
+             pages - span.pages);
+  } else {
+    dirty = span.state == SpanState::kDirty ? pages : 0;
+    CutFront(static_cast<size_t>(index), pages);
+  }
+  MarkLive(span.region, span.first, pages);
+  *reused_bytes = size_t{dirty} << kLgPageBytes;
+  g_reused_bytes += *reused_bytes;
+  return AddressOf(span.region, span.first);
+}
+
+void HugeRegionPut(void* block, size_t bytes) {
+  uint32_t region, first;
+  {
+    MutexLock lock(&g_lock);
+    long found = RegionOf(block);
+    LETHE_CHECK(found != kNone, "huge region: freed block is in no region");
+    region = static_cast<uint32_t>(found);
+    first = PageIn(region, block);
+  }
+  FreePages(region, first, static_cast<uint32_t>(bytes >> kLgPageBytes), KeepFreedPages());
+  EnforceDirtyLimit();
+  ValidateIfExpensive();
+}
+
+bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes) {
+  if (new_bytes > kHugeRegionMaxBlockBytes) return false;
+  auto old_pages = static_cast<uint32_t>(old_bytes >> kLgPageBytes);
+  auto extra = static_cast<uint32_t>((new_bytes - old_bytes) >> kLgPageBytes);
+  MutexLock lock(&g_lock);
+  long found = RegionOf(block);
+  if (found == kNone) return false;
+  auto region = static_cast<uint32_t>(found);
+  uint32_t first = PageIn(region, block);
+  long next = SpanStartingAt(region, first + old_pages);
+  if (next == kNone || !Usable(g_spans[next])) return false;
+  uint32_t available = g_spans[next].pages;
+  long after = SpanStartingAt(region, first + old_pages + available);
+  if (after != kNone && Usable(g_spans[after])) available += g_spans[after].pages;
+  if (available < extra) return false;
+  uint32_t from_next = std::min(extra, g_spans[next].pages);
+  CutFront(static_cast<size_t>(next), from_next);
+  if (from_next < extra) {
+    CutFront(static_cast<size_t>(SpanStartingAt(region, first + old_pages + from_next)),
+             extra - from_next);
+  }
+  MarkLive(region, first, old_pages + extra);
+  ++g_grown_in_place;
+  return true;
+}
+
+void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes) {
+  auto old_pages = static_cast<uint32_t>(old_bytes >> kLgPageBytes);
+  auto new_pages = static_cast<uint32_t>(new_bytes >> kLgPageBytes);
+  uint32_t region, first;
+  {
+    MutexLock lock(&g_lock);
+    long found = RegionOf(block);
+    LETHE_CHECK(found != kNone, "huge region: shrunk block is in no region");
+    region = static_cast<uint32_t>(found);
+    first = PageIn(region, block);
+    MarkLive(region, first, new_pages);
+  }
+  FreePages(region, first + new_pages, old_pages - new_pages, KeepFreedPages());
+  EnforceDirtyLimit();
+}
+
+uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns) {
+  bool everything = now_ns == UINT64_MAX && decay_ns == 0;
+  uint64_t cutoff = now_ns >= decay_ns ? now_ns - decay_ns : 0;
+  PurgeChosen(
+      [cutoff] {
+        for (size_t i = 0; i < g_span_count; ++i) {
+          if (g_spans[i].state == SpanState::kDirty && g_spans[i].freed_ns <= cutoff) {
+            return static_cast<long>(i);
+          }
+        }
+        return kNone;
+      },
+      true);
+  ValidateIfExpensive();
+  MutexLock lock(&g_lock);
+  if (everything) {
+    for (size_t i = g_span_count; i-- > 0;) {
+      if (i < g_span_count) UnmapIfEmpty(i);
+    }
+  }
+  long oldest = OldestDirtyLocked();
+  return oldest == kNone ? UINT64_MAX : g_spans[oldest].freed_ns + decay_ns;
+}
+
+HugeRegionStats GetHugeRegionStats() {
+  MutexLock lock(&g_lock);
+  uint64_t regions = 0;
+  for (size_t i = 0; i < g_region_count; ++i) regions += g_regions[i].base != nullptr;
+  return HugeRegionStats{g_dirty_pages << kLgPageBytes, g_span_count, regions,
+                         regions * kMapBytes, g_reused_bytes, g_grown_in_place};
+}
+
+bool HugeRegionContains(const void* pointer) {
+  MutexLock lock(&g_lock);
+  return RegionOf(pointer) != kNone;
+}
+
+void HugeRegionValidate() {
+  MutexLock lock(&g_lock);
+  uint64_t dirty = 0;
+  uint64_t free_pages[kMaxHugeRegions] = {};
+  LETHE_CHECK(g_span_count <= kHugeSpanRecords, "more spans than records");
+  for (size_t i = 0; i < g_span_count; ++i) {
+    const Span& span = g_spans[i];
+    LETHE_CHECK(span.region < g_region_count && g_regions[span.region].base != nullptr,
+                "huge span in no region");
+    LETHE_CHECK(span.pages > 0 && span.first + span.pages <= kHugeRegionPages,
+                "huge span out of its region");
+    LETHE_CHECK(SpanStartingAt(span.region, span.first) == static_cast<long>(i) &&
+                    SpanEndingAt(span.region, span.first + span.pages - 1) == static_cast<long>(i),
+                "huge span's map entries do not name it");
+    long next = SpanStartingAt(span.region, span.first + span.pages);
+    LETHE_CHECK(next == kNone || g_spans[next].state != span.state ||
+                    span.state == SpanState::kPurging,
+                "two free huge spans of the same state touch");
+    if (span.state == SpanState::kDirty) dirty += span.pages;
+    free_pages[span.region] += span.pages;
+    for (size_t j = i + 1; j < g_span_count; ++j) {
+      const Span& other = g_spans[j];
+      LETHE_CHECK(other.region != span.region || other.first >= span.first + span.pages ||
+                      span.first >= other.first + other.pages,
+                  "huge spans overlap");
+    }
+  }
+  LETHE_CHECK(dirty == g_dirty_pages, "huge region dirty count is off");
+  for (size_t i = 0; i < g_region_count; ++i) {
+    LETHE_CHECK(free_pages[i] <= kHugeRegionPages, "huge region has more free pages than pages");
+  }
+}
+
+void HugeRegionLimitRecordsForTesting(size_t records) {
+  MutexLock lock(&g_lock);
+  g_span_limit = records == 0 || records > kHugeSpanRecords ? kHugeSpanRecords : records;
+}
+
+void HugeRegionLockForFork() { g_lock.Lock(); }
+void HugeRegionUnlockAfterFork(bool child) {
+  if (child) g_lock.ResetAfterFork(); else g_lock.Unlock();
+}
+
+}  // namespace lethe::internal

@@ -1,0 +1,90 @@
+// huge_region.h — huge blocks (over kLargeMaxBytes, up to kHugeRegionMaxBlockBytes) cut from
+// regions of reserved address space, as a page heap of their own: a freed block becomes a free
+// span at the same address, coalesced with its free neighbours, and its pages stay resident
+// (dirty) until decay purges them with madvise. The next block of any length that fits is cut
+// from a dirty span first, so a decoded image's pages are written again where they already are,
+// with no page fault and no mapping call; a block grows in place when the span after it is free.
+//
+// Why: on this machine's VMs the cost of a buffer is not the faults the guest counts but first
+// touches at new virtual addresses (~15-30 us a page). Mapping each huge block on its own (and
+// moving cached pages into new blocks with mremap) paid that for every buffer: bigbuf mixed ran
+// 10x tcmalloc's time, whose page heap reuses resident pages in place, as this one now does.
+//
+// Layout: a region is kHugeRegionBytes of private anonymous memory mapped with MAP_NORESERVE
+// (pages nobody writes cost neither RSS nor commit charge, except under overcommit_memory=2,
+// where the kernel charges the whole reservation), plus a side map with one 32-bit entry per
+// page. A free span's first and last pages carry 1 + the index of its span record; a live
+// block's first and last pages carry 0; other entries are stale and never read.
+//
+// Invariants (HugeRegionValidate): every region is tiled by live blocks and free spans; two free
+// spans of the same state never touch (dirty pages are not coalesced with clean ones, so that
+// the dirty byte count and calloc's zeroing stay exact); a span being purged (its madvise runs
+// without the lock) is neither cut nor coalesced until it is clean.
+//
+// Thread-safety: one lock; madvise runs outside it, on spans marked purging.
+#ifndef LETHE_ALLOC_HUGE_REGION_H_
+#define LETHE_ALLOC_HUGE_REGION_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "size_classes.h"
+
+namespace lethe::internal {
+
+inline constexpr size_t kHugeRegionBytes = size_t{64} << 20;
+inline constexpr uint32_t kHugeRegionPages = kHugeRegionBytes >> kLgPageBytes;
+// Larger blocks get a mapping of their own (huge.cc): a region holds at least four.
+inline constexpr size_t kHugeRegionMaxBlockBytes = kHugeRegionBytes / 4;
+inline constexpr size_t kMaxHugeRegions = 64;
+// Span records, for every region. After a full purge there are no dirty spans and no two clean
+// ones touch, so each is followed by a live block (>= kLargeMaxBytes) or a region's end: at most
+// 65 per region. When records run short, a full purge makes room (HugeRegionPut).
+inline constexpr size_t kHugeSpanRecords = 8192;
+static_assert(kMaxHugeRegions * (kHugeRegionBytes / kLargeMaxBytes + 1) < kHugeSpanRecords);
+// Freed blocks stay dirty only once the process has asked for this many huge blocks: one that
+// makes a huge block or two (python3 parsing a big file once) gains nothing from keeping them
+// resident, and exits with them resident (issue 15 item 5); decoded images come by the dozen.
+inline constexpr uint64_t kHugeWarmupBlocks = 2;
+
+// A block of `bytes` (a page multiple, > kLargeMaxBytes) cut from a region; nullptr when it is
+// larger than kHugeRegionMaxBlockBytes or no region has room and none can be reserved.
+// *reused_bytes: the length of its start that may hold old data (dirty pages); the rest reads
+// as zero.
+void* HugeRegionTake(size_t bytes, size_t* reused_bytes);
+// Frees a block that HugeRegionTake returned (`bytes`: its current length); its pages stay dirty
+// for reuse within LETHE_OPTIONS=huge_cache_kb (the oldest are purged past it), or are purged at
+// once before kHugeWarmupBlocks requests.
+void HugeRegionPut(void* block, size_t bytes);
+// Grows the block in place into the free span(s) after it; false when they are too short.
+bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes);
+// Shrinks the block in place; the tail becomes a dirty free span.
+void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes);
+// Purges dirty spans freed at or before now_ns - decay_ns (every one with decay_ns = 0 and now_ns
+// = UINT64_MAX) and unmaps regions left wholly free and clean; returns the next deadline
+// (UINT64_MAX: nothing dirty).
+uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns);
+
+struct HugeRegionStats {
+  uint64_t dirty_bytes;     // in free spans, resident or maybe
+  uint64_t free_spans;
+  uint64_t regions;
+  uint64_t metadata_bytes;  // the regions' side maps
+  uint64_t reused_bytes;    // bytes of blocks cut from dirty spans, cumulative
+  uint64_t grown_in_place;  // reallocs that grew a block in place, cumulative
+};
+HugeRegionStats GetHugeRegionStats();
+// True when `pointer` lies in a region (live or free), for tests.
+bool HugeRegionContains(const void* pointer);
+// LETHE_CHECKs the invariants above.
+void HugeRegionValidate();
+// Test hook: at most `records` span records (0 restores kHugeSpanRecords), to reach the full
+// purge that makes room.
+void HugeRegionLimitRecordsForTesting(size_t records);
+
+void HugeRegionLockForFork();
+void HugeRegionUnlockAfterFork(bool child);
+
+}  // namespace lethe::internal
+
+#endif  // LETHE_ALLOC_HUGE_REGION_H_

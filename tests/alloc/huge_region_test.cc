@@ -1,0 +1,309 @@
+// Huge regions (alloc/huge_region.h) through the allocator's API: freed blocks reused at the same
+// address with their pages resident (mincore and the fault count prove nothing was faulted in
+// again), coalescing, growth and shrinking in place, calloc over dirty pages, the dirty limit,
+// decay and purges, the fallbacks to mappings of their own, and the full purge that makes room
+// when span records run short.
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "decay.h"
+#include "huge.h"
+#include "huge_region.h"
+#include "lethe/alloc.h"
+#include "os.h"
+#include "size_classes.h"
+
+namespace lethe::internal {
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+// Pages of [block, block + bytes) that are resident.
+size_t ResidentPages(const void* block, size_t bytes) {
+  std::vector<unsigned char> vector(bytes / kPageBytes);
+  EXPECT_EQ(mincore(const_cast<void*>(block), bytes, vector.data()), 0);
+  size_t resident = 0;
+  for (unsigned char page : vector) resident += page & 1;
+  return resident;
+}
+
+bool Mapped(const void* address) {
+  unsigned char resident = 0;
+  return mincore(const_cast<void*>(address), kPageBytes, &resident) == 0;
+}
+
+long MinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+unsigned char* FilledBlock(size_t bytes, unsigned char value) {
+  auto* block = static_cast<unsigned char*>(lethe_malloc(bytes));
+  EXPECT_NE(block, nullptr);
+  if (block != nullptr) std::memset(block, value, bytes);
+  return block;
+}
+
+bool AllBytesAre(const unsigned char* block, size_t bytes, unsigned char value) {
+  for (size_t i = 0; i < bytes; ++i) {
+    if (block[i] != value) return false;
+  }
+  return true;
+}
+
+class HugeRegion : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Freed pages stay dirty once kHugeWarmupBlocks were asked for.
+    for (uint64_t i = 0; i < kHugeWarmupBlocks; ++i) lethe_free(lethe_malloc(2 * kMiB));
+    lethe_purge();  // nothing dirty, and no region left: the next block starts a fresh one
+    before_ = GetHugeRegionStats();
+    ASSERT_EQ(before_.dirty_bytes, 0u);
+    ASSERT_EQ(before_.regions, 0u);
+  }
+  void TearDown() override {
+    OsFailMapsForTesting(0);
+    HugeRegionLimitRecordsForTesting(0);
+    HugeRegionValidate();
+    lethe_purge();
+  }
+  HugeRegionStats before_{};
+};
+
+TEST_F(HugeRegion, AFreedBlocksPagesAreCutAgainInPlaceWithoutFaults) {
+  unsigned char* first = FilledBlock(3 * kMiB, 0x33);
+  lethe_free(first);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 3 * kMiB);
+  EXPECT_EQ(ResidentPages(first, 3 * kMiB), 3 * kMiB / kPageBytes);
+  long faults = MinorFaults();
+  auto* again = static_cast<unsigned char*>(lethe_malloc(5 * kMiB / 2));
+  ASSERT_EQ(again, first);
+  EXPECT_TRUE(AllBytesAre(again, 5 * kMiB / 2, 0x33));  // the same pages, old data and all
+  std::memset(again, 0x44, 5 * kMiB / 2);
+  EXPECT_LT(MinorFaults() - faults, 16);  // 640 pages written, none faulted in
+  HugeRegionStats cut = GetHugeRegionStats();
+  EXPECT_EQ(cut.dirty_bytes, kMiB / 2);
+  EXPECT_EQ(cut.reused_bytes, before_.reused_bytes + 5 * kMiB / 2);
+  lethe_free(again);
+  // Merged back with the tail it was cut from: one dirty span, one clean span after it.
+  HugeRegionStats merged = GetHugeRegionStats();
+  EXPECT_EQ(merged.dirty_bytes, 3 * kMiB);
+  EXPECT_EQ(merged.free_spans, 2u);
+  HugeRegionValidate();
+}
+
+TEST_F(HugeRegion, NeighboursCoalesceIntoOneSpanThatALargerBlockTakesWhole) {
+  unsigned char* a = FilledBlock(2 * kMiB, 1);
+  unsigned char* b = FilledBlock(2 * kMiB, 2);
+  unsigned char* c = FilledBlock(2 * kMiB, 3);
+  ASSERT_EQ(b, a + 2 * kMiB);
+  ASSERT_EQ(c, b + 2 * kMiB);
+  lethe_free(b);
+  lethe_free(a);
+  EXPECT_EQ(GetHugeRegionStats().free_spans, 2u);  // a+b dirty; the clean rest after c
+  auto* both = static_cast<unsigned char*>(lethe_malloc(4 * kMiB));
+  EXPECT_EQ(both, a);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
+  EXPECT_TRUE(AllBytesAre(c, 2 * kMiB, 3));
+  lethe_free(both);
+  lethe_free(c);
+  HugeRegionValidate();
+}
+
+// A dirty span too short for the request is completed by the clean pages after it; calloc zeroes
+// the dirty part only, and the clean part stays untouched until written.
+TEST_F(HugeRegion, ADirtySpanCompletedByCleanPagesIsZeroedByCallocWhereItWasDirtyOnly) {
+  unsigned char* first = FilledBlock(2 * kMiB, 0x5a);
+  lethe_free(first);
+  auto* zeroed = static_cast<unsigned char*>(lethe_calloc(1, 3 * kMiB));
+  ASSERT_EQ(zeroed, first);
+  EXPECT_EQ(ResidentPages(zeroed + 2 * kMiB, kMiB), 0u);
+  EXPECT_TRUE(AllBytesAre(zeroed, 3 * kMiB, 0));
+  EXPECT_EQ(GetHugeRegionStats().reused_bytes, before_.reused_bytes + 2 * kMiB);
+  lethe_free(zeroed);
+}
+
+TEST_F(HugeRegion, ABlockGrowsInPlaceIntoFreePagesAndMovesOnceWhenBlocked) {
+  unsigned char* block = FilledBlock(2 * kMiB, 7);
+  auto* grown = static_cast<unsigned char*>(lethe_realloc(block, 5 * kMiB));
+  ASSERT_EQ(grown, block);
+  EXPECT_EQ(lethe_usable_size(grown), 5 * kMiB);
+  EXPECT_EQ(GetHugeRegionStats().grown_in_place, before_.grown_in_place + 1);
+  EXPECT_TRUE(AllBytesAre(grown, 2 * kMiB, 7));
+  std::memset(grown, 8, 5 * kMiB);
+  unsigned char* after = FilledBlock(2 * kMiB, 9);
+  ASSERT_EQ(after, grown + 5 * kMiB);
+  auto* moved = static_cast<unsigned char*>(lethe_realloc(grown, 8 * kMiB));
+  ASSERT_NE(moved, nullptr);
+  EXPECT_NE(moved, grown);
+  EXPECT_TRUE(AllBytesAre(moved, 5 * kMiB, 8));
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 5 * kMiB);  // the old place, free and resident
+  EXPECT_TRUE(AllBytesAre(after, 2 * kMiB, 9));
+  lethe_free(moved);
+  lethe_free(after);
+  HugeRegionValidate();
+}
+
+TEST_F(HugeRegion, ABlockShrinksInPlaceAndItsTailServesTheNextBlock) {
+  unsigned char* block = FilledBlock(6 * kMiB, 4);
+  auto* shrunk = static_cast<unsigned char*>(lethe_realloc(block, 2 * kMiB));
+  ASSERT_EQ(shrunk, block);
+  EXPECT_EQ(lethe_usable_size(shrunk), 2 * kMiB);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 4 * kMiB);
+  auto* tail = static_cast<unsigned char*>(lethe_malloc(3 * kMiB));
+  EXPECT_EQ(tail, block + 2 * kMiB);
+  EXPECT_TRUE(AllBytesAre(shrunk, 2 * kMiB, 4));
+  lethe_free(tail);
+  lethe_free(shrunk);
+}
+
+TEST_F(HugeRegion, DecayPurgesSpansOlderThanTheDecayTimeAndUnmapsAnEmptyRegion) {
+  unsigned char* kept = FilledBlock(2 * kMiB, 1);
+  lethe_free(kept);
+  uint64_t freed = DecayNowNs();
+  constexpr uint64_t kDecay = 10'000'000'000ull;
+  uint64_t deadline = HugeRegionPurge(freed, kDecay);
+  EXPECT_GE(deadline, freed + kDecay - 1'000'000'000ull);
+  EXPECT_NE(deadline, UINT64_MAX);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 2 * kMiB);
+  EXPECT_EQ(ResidentPages(kept, 2 * kMiB), 2 * kMiB / kPageBytes);
+  EXPECT_EQ(HugeRegionPurge(freed + 2 * kDecay, kDecay), UINT64_MAX);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
+  // Nothing live was left in the region: it is gone, address space and all.
+  EXPECT_EQ(GetHugeRegionStats().regions, 0u);
+  EXPECT_FALSE(Mapped(kept));
+}
+
+TEST_F(HugeRegion, APurgeKeepsARegionWithALiveBlockAndReturnsTheRest) {
+  unsigned char* live = FilledBlock(2 * kMiB, 1);
+  unsigned char* freed = FilledBlock(3 * kMiB, 2);
+  lethe_free(freed);
+  lethe_stats_t kept;
+  lethe_stats(&kept);
+  EXPECT_GE(kept.dirty_bytes, 3 * kMiB);
+  lethe_purge();
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
+  EXPECT_EQ(GetHugeRegionStats().regions, 1u);
+  EXPECT_EQ(ResidentPages(freed, 3 * kMiB), 0u);
+  EXPECT_TRUE(AllBytesAre(live, 2 * kMiB, 1));
+  lethe_free(live);
+}
+
+// huge_cache_kb (64 MiB by default) bounds the dirty pages: past it, the oldest spans are purged
+// (which ones is not checked: freed in the same clock tick, two spans are as old).
+TEST_F(HugeRegion, TheDirtyLimitBoundsWhatFreedBlocksKeepResident) {
+  std::vector<unsigned char*> blocks;
+  for (int i = 0; i < 5; ++i) blocks.push_back(FilledBlock(14 * kMiB, 1));
+  for (unsigned char* block : blocks) lethe_free(block);  // 70 MiB freed
+  uint64_t dirty = GetHugeRegionStats().dirty_bytes;
+  EXPECT_LE(dirty, 64 * kMiB);
+  EXPECT_GE(dirty, 14 * kMiB);
+  size_t resident = 0;
+  for (unsigned char* block : blocks) resident += ResidentPages(block, 14 * kMiB);
+  EXPECT_EQ(resident * kPageBytes, dirty);
+}
+
+TEST_F(HugeRegion, BlocksOverTheRegionLimitOrAlignedBeyondAPageAreMappingsOfTheirOwn) {
+  unsigned char* big = FilledBlock(kHugeRegionMaxBlockBytes + kPageBytes, 1);
+  EXPECT_FALSE(HugeRegionContains(big));
+  lethe_free(big);
+  EXPECT_FALSE(Mapped(big));  // unmapped at once
+  void* aligned = lethe_aligned_alloc(4 * kMiB, 4 * kMiB);
+  ASSERT_NE(aligned, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % (4 * kMiB), 0u);
+  EXPECT_FALSE(HugeRegionContains(aligned));
+  lethe_free(aligned);
+  // A region block grown past the limit moves into a mapping of its own, contents kept.
+  unsigned char* growing = FilledBlock(4 * kMiB, 6);
+  ASSERT_TRUE(HugeRegionContains(growing));
+  auto* grown = static_cast<unsigned char*>(lethe_realloc(growing, kHugeRegionMaxBlockBytes * 2));
+  ASSERT_NE(grown, nullptr);
+  EXPECT_FALSE(HugeRegionContains(grown));
+  EXPECT_TRUE(AllBytesAre(grown, 4 * kMiB, 6));
+  lethe_free(grown);
+}
+
+TEST_F(HugeRegion, ARefusedReservationFallsBackToAMappingOfItsOwn) {
+  OsFailMapsForTesting(1);  // the region's reservation
+  unsigned char* block = FilledBlock(2 * kMiB, 3);
+  ASSERT_NE(block, nullptr);
+  EXPECT_FALSE(HugeRegionContains(block));
+  EXPECT_EQ(GetHugeRegionStats().regions, 0u);
+  lethe_free(block);
+  EXPECT_FALSE(Mapped(block));
+}
+
+// With records short, the next free purges every dirty span first (their clean pages merge), so
+// the freed block still gets one.
+TEST_F(HugeRegion, SpanRecordsRunningShortPurgeEveryDirtySpanToMakeRoom) {
+  std::vector<unsigned char*> blocks;
+  for (int i = 0; i < 8; ++i) blocks.push_back(FilledBlock(kMiB + kMiB / 4, 1));
+  for (int i = 1; i < 8; ++i) ASSERT_EQ(blocks[i], blocks[i - 1] + kMiB + kMiB / 4);
+  lethe_free(blocks[0]);
+  lethe_free(blocks[2]);
+  lethe_free(blocks[4]);  // three dirty spans, the clean rest after blocks[7]: four records
+  HugeRegionLimitRecordsForTesting(5);  // no room for a fifth and a spare
+  lethe_free(blocks[6]);
+  HugeRegionStats after = GetHugeRegionStats();
+  EXPECT_EQ(after.dirty_bytes, kMiB + kMiB / 4);  // blocks[6] only
+  EXPECT_EQ(after.free_spans, 5u);
+  EXPECT_EQ(ResidentPages(blocks[0], kMiB + kMiB / 4), 0u);
+  EXPECT_EQ(ResidentPages(blocks[6], kMiB + kMiB / 4), (kMiB + kMiB / 4) / kPageBytes);
+  HugeRegionValidate();
+  for (int i : {1, 3, 5, 7}) lethe_free(blocks[i]);
+}
+
+// Threads allocate, write, grow, shrink and free huge blocks while another purges: contents stay
+// whole, and the regions' invariants hold at the end.
+TEST_F(HugeRegion, ThreadsAndPurgesTogetherKeepContentsAndInvariants) {
+  std::atomic<bool> stop{false};
+  std::thread purger([&] {
+    while (!stop.load()) HugeRegionPurge(UINT64_MAX, 0);
+  });
+  auto work = [](unsigned seed) {
+    std::mt19937 random(seed);
+    std::vector<std::pair<unsigned char*, size_t>> live;
+    for (int step = 0; step < 300; ++step) {
+      if (live.size() == 4 || (!live.empty() && random() % 3 == 0)) {
+        auto [block, bytes] = live[random() % live.size()];
+        ASSERT_TRUE(block[0] == static_cast<unsigned char>(bytes) &&
+                    block[bytes - 1] == static_cast<unsigned char>(bytes));
+        if (random() % 2 == 0) {
+          size_t resized = kMiB + random() % (6 * kMiB);
+          auto* moved = static_cast<unsigned char*>(lethe_realloc(block, resized));
+          ASSERT_NE(moved, nullptr);
+          ASSERT_EQ(moved[0], static_cast<unsigned char>(bytes));
+          std::memset(moved, static_cast<unsigned char>(resized), resized);
+          for (auto& entry : live) {
+            if (entry.first == block) entry = {moved, resized};
+          }
+        } else {
+          lethe_free(block);
+          std::erase(live, std::pair{block, bytes});
+        }
+      } else {
+        size_t bytes = kMiB + random() % (6 * kMiB);
+        live.emplace_back(FilledBlock(bytes, static_cast<unsigned char>(bytes)), bytes);
+      }
+    }
+    for (auto& [block, bytes] : live) lethe_free(block);
+  };
+  std::thread a(work, 1), b(work, 2);
+  a.join();
+  b.join();
+  stop.store(true);
+  purger.join();
+  HugeRegionValidate();
+}
+
+}  // namespace
+}  // namespace lethe::internal
