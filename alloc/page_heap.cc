@@ -35,6 +35,12 @@ using SizeRing = Ring<FreeRunNode, &FreeRunNode::size_prev, &FreeRunNode::size_n
 using LruRing = Ring<FreeRunNode, &FreeRunNode::dirty_prev, &FreeRunNode::dirty_next>;
 using ChunkRing = Ring<Chunk, &Chunk::prev, &Chunk::next>;
 
+// True when the chunk's usable pages are one free run.
+bool IsEmpty(const Chunk* chunk) {
+  uint32_t entry = chunk->map[kChunkHeaderPages];
+  return MapKind(entry) == PageKind::kFree && MapCount(entry) == kChunkUsablePages;
+}
+
 }  // namespace
 
 void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
@@ -46,6 +52,7 @@ void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirt
   FreeRunNode*& head = lists_[dirty][pages - 1];
   if (head == nullptr) nonempty_[dirty][(pages - 1) / 64] |= uint64_t{1} << ((pages - 1) % 64);
   SizeRing::AppendLowFirst(head, node);  // step 2
+  if (pages == kChunkUsablePages) ++empty_chunks_;
   if (!dirty) return;
   dirty_pages_ += pages;
   LruInsert(node, since_ns, lru_after);
@@ -71,6 +78,7 @@ FreeRunNode* PageHeap::RemoveFree(Chunk* chunk, uint32_t page) {
   if (SizeRing::Unlink(lists_[dirty][pages - 1], node)) {
     nonempty_[dirty][(pages - 1) / 64] &= ~(uint64_t{1} << ((pages - 1) % 64));
   }
+  if (pages == kChunkUsablePages) --empty_chunks_;
   if (!dirty) return kLruTail;
   dirty_pages_ -= pages;
   return LruRemove(node);
@@ -140,7 +148,6 @@ Chunk* PageHeap::NewChunk() {
 void PageHeap::UnmapChunk(Chunk* chunk) {
   ChunkRing::Unlink(chunks_, chunk);
   --chunk_count_;
-  if (retained_ == chunk) retained_ = nullptr;
   UnregisterChunk(chunk);
   if (purge_batch_ != nullptr) purge_batch_->Flush();
   OsUnmap(chunk, kChunkBytes);
@@ -162,7 +169,6 @@ bool PageHeap::TakeRun(uint32_t pages, bool clean_first, Span* out, bool* zeroed
       if (run_pages > pages) {  // step 4: keep the high end free, in the same LRU place
         InsertFree(chunk, page + pages, run_pages - pages, dirty != 0, since, lru_prev);
       }
-      if (chunk == retained_) retained_ = nullptr;
       active_pages_ += pages;
       *out = Span{chunk, page, pages};
       *zeroed = dirty == 0;
@@ -263,11 +269,10 @@ void PageHeap::Coalesce(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
 void PageHeap::InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
                                uint64_t since_ns) {
   if (pages == kChunkUsablePages) {  // step 6
-    if (retained_ != nullptr && retained_ != chunk) {
+    if (empty_chunks_ >= (dirty ? kMaxEmptyChunks : 1)) {
       UnmapChunk(chunk);
       return;
     }
-    retained_ = chunk;
   }
   InsertFree(chunk, page, pages, dirty, since_ns, kLruTail);
 }
@@ -362,7 +367,6 @@ size_t PageHeap::TakeForPurge(uint64_t now_ns, uint64_t decay_ns, size_t max_dir
       MarkLarge(chunk, page, pages);
     }
     chunk->map[page] |= kMapPurging;
-    if (chunk == retained_) retained_ = nullptr;
     purging_pages_ += pages;
     runs->addresses[runs->count] = PageAddress(chunk, page);
     runs->bytes[runs->count++] = size_t{pages} << kLgPageBytes;
@@ -395,11 +399,17 @@ size_t PageHeap::PurgeExcess(size_t max_dirty_pages) {
 
 size_t PageHeap::PurgeAll() {
   size_t purged = PurgeOldestWhile([] { return true; });
-  if (retained_ != nullptr) {
-    RemoveFree(retained_, kChunkHeaderPages);
-    UnmapChunk(retained_);
-    ValidateIfExpensive();
+  // Every chunk once: unlinking one leaves the others' order as it was.
+  Chunk* chunk = chunks_;
+  for (size_t i = 0, count = chunk_count_; i < count && empty_chunks_ > 0; ++i) {
+    Chunk* next = chunk->next;
+    if (IsEmpty(chunk)) {
+      RemoveFree(chunk, kChunkHeaderPages);
+      UnmapChunk(chunk);
+    }
+    chunk = next;
   }
+  ValidateIfExpensive();
   return purged;
 }
 
@@ -555,11 +565,9 @@ void PageHeap::Validate() const {
     LETHE_CHECK(node->dirty_next->dirty_prev == node, "broken LRU");
   });
   LETHE_CHECK(lru_pages == dirty_pages_, "dirty runs missing from the LRU");
-  if (retained_ != nullptr) {
-    LETHE_CHECK(MapCount(retained_->map[kChunkHeaderPages]) == kChunkUsablePages &&
-                    MapKind(retained_->map[kChunkHeaderPages]) == PageKind::kFree,
-                "retained chunk is not entirely free");
-  }
+  size_t empty = 0;
+  ChunkRing::ForEach(chunks_, [&](const Chunk* chunk) { empty += IsEmpty(chunk); });
+  LETHE_CHECK(empty == empty_chunks_, "empty chunk count is off");
 }
 
 }  // namespace lethe::internal

@@ -31,7 +31,12 @@
 //     in the dirty LRU. Only the map entries at the ends of the two pieces are written.
 //  5. Freeing coalesces with the left and right neighbours of the same dirtiness, found by reading
 //     the two entries adjacent to the run's ends. O(1).
-//  6. A chunk that becomes entirely free is kept (one per heap) or unmapped.
+//  6. A chunk that becomes entirely free is kept or unmapped: up to kMaxEmptyChunks per heap
+//     while its pages are dirty, one once they are purged. Why more than one: buffers of 0.5-1
+//     MiB take a chunk each, and with one kept, a stream of them mapped and unmapped a chunk per
+//     buffer (lethe-alloc-workload xthread surfaces: 1,654 munmaps, each a TLB shootdown to the
+//     other thread's CPU; 64 kept: 143, and 1.6x the throughput). Decay purges the kept chunks'
+//     pages like any dirty run, and then they go, so an idle heap keeps one; purge-all unmaps all.
 //  7. Purging takes dirty runs oldest first from the LRU, coalesces them with clean neighbours,
 //     and returns their pages in one batch (os.h OsPurgeBatch) before the caller unlocks.
 //  8. Parking: a freed large run of kParkMinPages..kParkMaxPages pages is kept whole (not
@@ -70,6 +75,8 @@ inline constexpr uint32_t kParkMaxPages = 32;
 inline constexpr uint32_t kParkLengths = kParkMaxPages - kParkMinPages + 1;
 inline constexpr uint32_t kParkPerLength = 16;
 inline constexpr size_t kParkedMaxPages = 2048;
+// Step 6: entirely free chunks kept mapped per heap.
+inline constexpr uint32_t kMaxEmptyChunks = 64;
 // Step 3: large runs of this length and more take dirty runs first.
 inline constexpr uint32_t kDirtyFirstLargePages = 64;
 
@@ -196,7 +203,9 @@ class PageHeap {
   void* owner_ = nullptr;
   uint32_t small_flags_ = 0;
   Chunk* chunks_ = nullptr;  // ring through Chunk::prev/next
-  Chunk* retained_ = nullptr;  // an entirely free chunk kept to avoid map/unmap churn
+  // Chunks whose usable pages are one free run (IsEmpty), kept up to kMaxEmptyChunks (step 6);
+  // counted where such a run enters and leaves the free lists.
+  uint32_t empty_chunks_ = 0;
   // The batch of the purge in progress, flushed before any chunk is unmapped (a range left in it
   // could otherwise be purged after its address was mapped again for someone else).
   OsPurgeBatch* purge_batch_ = nullptr;

@@ -368,16 +368,32 @@ TEST_F(PageHeapTest, APurgeThatUnmapsAChunkFlushesItsBatchFirst) {
   FreeLarge(a_tail);
 }
 
-TEST_F(PageHeapTest, AnEmptyChunkIsRetainedAndASecondIsUnmapped) {
+TEST_F(PageHeapTest, EmptyChunksAreKeptWhileDirtyAndOneOnceTheirPagesArePurged) {
   void* a = Large(kChunkUsablePages);
   void* b = Large(kChunkUsablePages);
   EXPECT_EQ(heap_.chunk_count(), 2u);
   FreeLarge(a);
-  EXPECT_EQ(heap_.chunk_count(), 2u);  // retained
   FreeLarge(b);
-  EXPECT_EQ(heap_.chunk_count(), 1u);  // the second empty chunk went back to the OS
-  EXPECT_FALSE(IsArenaChunk(b));
-  EXPECT_TRUE(IsArenaChunk(a));
+  EXPECT_EQ(heap_.chunk_count(), 2u);  // both kept, dirty
+  heap_.PurgeExcess(0);
+  EXPECT_EQ(heap_.chunk_count(), 1u);  // purged, the second empty chunk went back to the OS
+  EXPECT_TRUE(IsArenaChunk(a) != IsArenaChunk(b));
+  heap_.Validate();
+  heap_.PurgeAll();
+  EXPECT_EQ(heap_.chunk_count(), 0u);
+}
+
+TEST_F(PageHeapTest, AtMostkMaxEmptyChunksAreKeptAndPurgeAllUnmapsThem) {
+  std::vector<void*> blocks;
+  for (uint32_t i = 0; i < kMaxEmptyChunks + 3; ++i) blocks.push_back(Large(kChunkUsablePages));
+  for (void* block : blocks) FreeLarge(block);
+  EXPECT_EQ(heap_.chunk_count(), kMaxEmptyChunks);
+  heap_.Validate();
+  // A run cut from a kept chunk makes it non-empty; freed again, it is kept again.
+  void* again = Large(3);
+  EXPECT_EQ(heap_.chunk_count(), kMaxEmptyChunks);
+  FreeLarge(again);
+  heap_.Validate();
   heap_.PurgeAll();
   EXPECT_EQ(heap_.chunk_count(), 0u);
 }

@@ -51,7 +51,7 @@
 // Every mode also prints minflt: minor page faults of the measured part (churn, mt, realloc, slop
 // and pagemap: of the whole process).
 // ALLOC_WORKLOAD_STATS=1: churn (after its loads) and slop (after its figures) also print the
-// allocator's own view with malloc_stats (for Lethe: classes, dirty pages, the huge cache).
+// allocator's own view with malloc_stats (for Lethe: classes, dirty pages, the huge regions).
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/mman.h>
