@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -65,16 +66,18 @@ TEST(Purge, DirtyPagesAboveTheActiveFractionArePurgedAtOnce) {
   if (child == 0) {
     g_options.decay_thread = false;
     std::vector<void*> blocks;
-    for (int i = 0; i < 400; ++i) {  // 25 MiB, touched
+    for (int i = 0; i < 1000; ++i) {  // 62.5 MiB, touched
       blocks.push_back(lethe_malloc(64 * 1024));
       std::memset(blocks.back(), 1, 64 * 1024);
     }
     for (void* block : blocks) lethe_free(block);
     lethe_stats_t stats;
     lethe_stats(&stats);
-    // Without any purge call, at most max(12% of active, 1 MiB per arena) stays dirty.
-    bool bounded = stats.dirty_bytes <=
-                   stats.active_bytes * 12 / 100 + stats.arena_count * kChunkBytes + kChunkBytes;
+    // Without any purge call, at most max(12% of active, the largest dirty floor per arena)
+    // stays dirty.
+    bool bounded = stats.dirty_bytes <= stats.active_bytes * 12 / 100 +
+                                            stats.arena_count * kDirtyFloorMaxPages * kPageBytes +
+                                            kChunkBytes;
     _exit(!PurgerRunning() && bounded ? 0 : 1);
   }
   int status = 0;
@@ -251,9 +254,13 @@ TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
     arena->last_excess_ns = DecayNowNs();
   }
   std::vector<size_t> floors;
-  for (int round = 0; round < 5; ++round) {
+  // Each round frees more than the largest floor; doubling from the least to the largest floor
+  // takes log2(kDirtyFloorMaxPages / kDirtyFloorMinPages) rounds after the first.
+  constexpr int kRounds = std::countr_zero(kDirtyFloorMaxPages / kDirtyFloorMinPages) + 2;
+  constexpr size_t kBlocks = kDirtyFloorMaxPages * kPageBytes / (256 * 1024) + 4;
+  for (int round = 0; round < kRounds; ++round) {
     std::vector<void*> blocks;
-    for (int i = 0; i < 8; ++i) {  // 2 MiB, above the largest floor
+    for (size_t i = 0; i < kBlocks; ++i) {
       blocks.push_back(lethe_malloc(256 * 1024));
       std::memset(blocks.back(), 1, 256 * 1024);
     }
