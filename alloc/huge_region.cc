@@ -315,6 +315,25 @@ bool KeepFreedPages() {
          MaxDirtyPages() > 0;
 }
 
+// Frees pages of a block (all of it, or a shrunk block's tail) and keeps the dirty bound.
+void Release(uint32_t region, uint32_t first, uint32_t pages) {
+  FreePages(region, first, pages, KeepFreedPages());
+  EnforceDirtyLimit();
+  ValidateIfExpensive();
+}
+
+struct Place {
+  uint32_t region, first;
+};
+
+// Under the lock: the region and first page of a live block, which must lie in a region.
+Place PlaceOfLocked(const void* block) {
+  long found = RegionOf(block);
+  LETHE_CHECK(found != kNone, "huge region: a block given back lies in no region");
+  auto region = static_cast<uint32_t>(found);
+  return Place{region, PageIn(region, block)};
+}
+
 }  // namespace
 
 void* HugeRegionTake(size_t bytes, size_t* reused_bytes) {
@@ -346,17 +365,12 @@ void* HugeRegionTake(size_t bytes, size_t* reused_bytes) {
 }
 
 void HugeRegionPut(void* block, size_t bytes) {
-  uint32_t region, first;
+  Place place;
   {
     MutexLock lock(&g_lock);
-    long found = RegionOf(block);
-    LETHE_CHECK(found != kNone, "huge region: freed block is in no region");
-    region = static_cast<uint32_t>(found);
-    first = PageIn(region, block);
+    place = PlaceOfLocked(block);
   }
-  FreePages(region, first, static_cast<uint32_t>(bytes >> kLgPageBytes), KeepFreedPages());
-  EnforceDirtyLimit();
-  ValidateIfExpensive();
+  Release(place.region, place.first, static_cast<uint32_t>(bytes >> kLgPageBytes));
 }
 
 bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes) {
@@ -364,10 +378,7 @@ bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes) {
   auto old_pages = static_cast<uint32_t>(old_bytes >> kLgPageBytes);
   auto extra = static_cast<uint32_t>((new_bytes - old_bytes) >> kLgPageBytes);
   MutexLock lock(&g_lock);
-  long found = RegionOf(block);
-  if (found == kNone) return false;
-  auto region = static_cast<uint32_t>(found);
-  uint32_t first = PageIn(region, block);
+  auto [region, first] = PlaceOfLocked(block);
   long next = SpanStartingAt(region, first + old_pages);
   if (next == kNone || !Usable(g_spans[next])) return false;
   uint32_t available = g_spans[next].pages;
@@ -388,17 +399,13 @@ bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes) {
 void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes) {
   auto old_pages = static_cast<uint32_t>(old_bytes >> kLgPageBytes);
   auto new_pages = static_cast<uint32_t>(new_bytes >> kLgPageBytes);
-  uint32_t region, first;
+  Place place;
   {
     MutexLock lock(&g_lock);
-    long found = RegionOf(block);
-    LETHE_CHECK(found != kNone, "huge region: shrunk block is in no region");
-    region = static_cast<uint32_t>(found);
-    first = PageIn(region, block);
-    MarkLive(region, first, new_pages);
+    place = PlaceOfLocked(block);
+    MarkLive(place.region, place.first, new_pages);
   }
-  FreePages(region, first + new_pages, old_pages - new_pages, KeepFreedPages());
-  EnforceDirtyLimit();
+  Release(place.region, place.first + new_pages, old_pages - new_pages);
 }
 
 uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns) {
