@@ -91,7 +91,7 @@ void Erase(Slot* slot) {
   }
 }
 
-// A huge block is at most 2^32 pages (16 TiB): its layout counts pages in 32 bits.
+// A huge block is at most 2^32 pages (16 TiB), so that its page count fits 32 bits.
 bool HugeBytesOk(size_t bytes) { return bytes <= SIZE_MAX / 2 && PagesFor(bytes) <= UINT32_MAX; }
 
 // Gives a block back: to its region, or to the OS.
@@ -127,8 +127,12 @@ void* HugeAllocate(size_t bytes, size_t alignment, size_t* reused_bytes, void* o
   if (!HugeBytesOk(bytes)) return nullptr;
   Slot slot = NewBlock(PagesFor(bytes) << kLgPageBytes, alignment, reused_bytes, owner);
   if (slot.address == 0) return nullptr;
-  MutexLock lock(&g_huge_lock);
-  if (!Insert(slot)) {
+  bool inserted;
+  {
+    MutexLock lock(&g_huge_lock);
+    inserted = Insert(slot);
+  }
+  if (!inserted) {  // given back without the table's lock (mutex.h, lock order)
     Release(slot);
     *reused_bytes = 0;
     return nullptr;

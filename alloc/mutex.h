@@ -2,7 +2,8 @@
 // constructor runs, since malloc may be called first) and can be reset in a forked child.
 //
 // Lock order (outer first): the global init/arena-table lock, an arena's lock, the huge table's
-// lock, the purger's lock. No allocator lock is held while calling out (the low-memory callback,
+// lock, the huge regions' lock (never held with the table's: huge.cc calls the regions after
+// releasing it), the purger's lock. No allocator lock is held while calling out (the low-memory callback,
 // pthread_create, stdio).
 #ifndef LETHE_ALLOC_MUTEX_H_
 #define LETHE_ALLOC_MUTEX_H_
