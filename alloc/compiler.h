@@ -10,6 +10,15 @@
 #define LETHE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define LETHE_NOINLINE __attribute__((noinline))
 #define LETHE_ALWAYS_INLINE inline __attribute__((always_inline))
+
+// One spin-wait step: tells the CPU (and a hyperthread sibling) that this core is waiting.
+#if defined(__x86_64__) || defined(__i386__)
+#define LETHE_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define LETHE_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define LETHE_CPU_RELAX() __asm__ __volatile__("" ::: "memory")
+#endif
 // The core is compiled with -fvisibility=hidden (direct, GOT-free access to its tables from the
 // shared library); the public C API is exported explicitly.
 #define LETHE_EXPORT __attribute__((visibility("default")))

@@ -10,6 +10,8 @@
 
 #include <pthread.h>
 
+#include "compiler.h"
+
 namespace lethe::internal {
 
 class Mutex {
@@ -18,13 +20,38 @@ class Mutex {
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
-  void Lock() { pthread_mutex_lock(&mutex_); }
+  // Spins a little before sleeping: the allocator's critical sections are short (a batch of
+  // regions, a run split), shorter than a futex sleep and wake-up, which on a busy machine also
+  // costs the holder a context switch. The bound keeps a preempted holder from burning a CPU.
+  void Lock() {
+    if (LETHE_LIKELY(pthread_mutex_trylock(&mutex_) == 0)) return;
+    LockSlow();
+  }
   void Unlock() { pthread_mutex_unlock(&mutex_); }
   // In the child after fork: the parent's holders do not exist here.
   void ResetAfterFork() { pthread_mutex_init(&mutex_, nullptr); }
   pthread_mutex_t* native() { return &mutex_; }
 
  private:
+  LETHE_NOINLINE void LockSlow() {
+    for (int spin = 0; spin < kSpins; ++spin) {
+      LETHE_CPU_RELAX();
+      if (LooksFree() && pthread_mutex_trylock(&mutex_) == 0) return;
+    }
+    pthread_mutex_lock(&mutex_);
+  }
+  // Reads the lock word without writing it, so that spinners do not take the cache line from
+  // the holder; without glibc's layout every step tries the lock.
+  bool LooksFree() const {
+#ifdef __GLIBC__
+    return __atomic_load_n(&mutex_.__data.__lock, __ATOMIC_RELAXED) == 0;
+#else
+    return true;
+#endif
+  }
+  // 100 pause steps: ~2 us on this machine's EPYC (20 ns a pause), 1000 did no better on
+  // lethe-alloc-workload xthread small (both 11-12 Mops/s, 7 with no spinning).
+  static constexpr int kSpins = 100;
   pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
 };
 
