@@ -205,7 +205,7 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
   }
   int saved_errno = errno;
   CacheBin& bin = cache->bins[klass];
-  ThreadCacheFlushBin(cache, klass, bin.capacity / 2);
+  ThreadCacheMakeRoom(cache, klass);
   ThreadCacheFlushAfterPurge(cache);
   bin.slots[bin.count++] = pointer;
   ++cache->free_count;

@@ -44,8 +44,8 @@ void InitBins(ThreadCache* cache) {
     bin.slots = cursor;
     bin.count = 0;
     bin.low_water = 0;
-    bin.capacity = static_cast<uint16_t>(CacheCapacity(kSmallSizes[klass]));
-    cursor += bin.capacity;
+    bin.capacity = static_cast<uint16_t>(CacheMinCapacity(kSmallSizes[klass]));
+    cursor += CacheMaxCapacity(kSmallSizes[klass]);
   }
   std::memset(cache->large, 0, sizeof(cache->large));
   cache->large_bytes = 0;
@@ -120,9 +120,30 @@ void ThreadCacheResume() {
   if (t_state == kActive) t_cache = static_cast<ThreadCache*>(pthread_getspecific(g_key));
 }
 
+namespace {
+
+// Doubles the bin's capacity up to its ceiling; false when it is there already.
+bool Grow(CacheBin& bin, uint32_t klass) {
+  uint32_t ceiling = CacheMaxCapacity(kSmallSizes[klass]);
+  if (bin.capacity >= ceiling) return false;
+  bin.capacity = static_cast<uint16_t>(bin.capacity * 2 < ceiling ? bin.capacity * 2 : ceiling);
+  return true;
+}
+
+// Halves the bin's capacity down to its floor, flushing what no longer fits.
+void Shrink(ThreadCache* cache, uint32_t klass) {
+  CacheBin& bin = cache->bins[klass];
+  uint32_t floor = CacheMinCapacity(kSmallSizes[klass]);
+  bin.capacity = static_cast<uint16_t>(bin.capacity / 2 > floor ? bin.capacity / 2 : floor);
+  if (bin.count > bin.capacity) ThreadCacheFlushBin(cache, klass, bin.count - bin.capacity);
+}
+
+}  // namespace
+
 void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
   ThreadCacheFlushAfterPurge(cache);
   CacheBin& bin = cache->bins[klass];
+  Grow(bin, klass);  // a miss: the bursts here are larger than the bin
   uint32_t want = bin.capacity / 2 > bin.count ? bin.capacity / 2 - bin.count : 1;
   // Fill the bottom so that slots[0] stays the oldest.
   uint32_t got = ArenaAllocateSmall(cache->arena, klass, bin.slots + bin.count, want);
@@ -173,6 +194,11 @@ void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
   if (bin.low_water > bin.count) bin.low_water = bin.count;
+}
+
+void ThreadCacheMakeRoom(ThreadCache* cache, uint32_t klass) {
+  CacheBin& bin = cache->bins[klass];
+  if (!Grow(bin, klass)) ThreadCacheFlushBin(cache, klass, bin.capacity / 2);
 }
 
 namespace {
@@ -250,8 +276,10 @@ void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
     return;
   }
   CacheBin& bin = cache->bins[klass];
-  if (bin.low_water > 0) ThreadCacheFlushBin(cache, klass, (bin.low_water + 1) / 2);
-  bin.low_water = bin.count;
+  uint32_t idle = bin.low_water;
+  if (idle > 0) ThreadCacheFlushBin(cache, klass, (idle + 1) / 2);
+  if (idle * 4 >= bin.capacity && idle > 0) Shrink(cache, klass);
+  bin.low_water = static_cast<uint16_t>(bin.count);
 }
 
 void ThreadCacheTotals(CacheTotals* totals) {

@@ -4,27 +4,34 @@
 // Who calls it: the owning thread only (allocator.cc), except the statistics, which read the
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
-// Bounds: class size <= 1024: 64 regions; <= 4096: 16; larger: 4 (at most 1,008.5 KiB per thread
-// when every small bin is full, 1,520.5 KiB with the large bins below; kThreadCacheMaxBytes
-// states 1.5 MiB, the bound lethe/alloc.h gives for peak_allocated_bytes). 64 up to 1 KiB, not
-// 32 above 256 B: with 32, a thread whose sizes spread over 16-512 B refilled or flushed a
-// 257-512 B bin every ~256 operations (lethe-alloc-workload mt 1: 0.4 ns per operation more).
-// A full bin flushes its older half to the owning arenas; an empty one is refilled with half its
-// capacity in one lock acquisition. Every kGcEvents allocations and every kGcEvents frees, one bin
-// (round-robin) gives back half of what stayed unused since its last visit (its low-water mark).
+// Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class:
+// ceilings 64 regions for classes <= 1024 B, 16 up to 4096 B, 4 above (at most 1,008.5 KiB per
+// thread when every small bin is full); floors an eighth of that, at least 2. A bin starts at its
+// floor. A miss (the bin is empty) or an overflow (it is full) doubles its capacity up to the
+// ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the bin holds
+// it; only a bin at its ceiling flushes its older half to the owning arenas. An empty bin is
+// refilled with half its capacity in one lock acquisition. Every kGcEvents allocations and every
+// kGcEvents frees, one bin (round-robin) gives back half of what stayed unused since its last
+// visit (its low-water mark), and halves its capacity when that was a quarter of it or more: a
+// thread whose bursts are small keeps few regions. 64 up to 1 KiB, not 32 above 256 B: with 32,
+// a thread whose sizes spread over 16-512 B refilled or flushed a 257-512 B bin every ~256
+// operations (lethe-alloc-workload mt 1: 0.4 ns per operation more).
 // The whole cache is flushed at thread exit (pthread key destructor) and on lethe_purge(): the
 // calling thread's at once, every other thread's at its next slow-path event (a refill, a full
 // bin or the GC step), since only its owner may touch a cache; a thread that makes no allocator
 // call after the purge keeps its (bounded) cache. A region cached here may come from any arena: a
 // flush returns each region to the arena that owns its chunk.
 //
-// Large blocks of 4..16 pages (16..64 KiB, page-aligned requests) are cached too, by exact page
-// count: at most kLargeCacheSlots per length and kLargeCacheMaxBytes in all. A free that finds its
-// length's bin full returns that bin's oldest block to its arena first; one that would pass the
-// byte budget goes straight to its arena. A miss takes one run from the arena (no batch: a batch
-// of 64 KiB runs would cost more memory than the lock it saves). The GC step, thread exit and
-// purge treat these bins like the small ones. A block in a large bin is still a large run in the
-// page map (its arena counts it as out); a second free of it is caught by scanning its bin.
+// Large runs of 4..16 pages (16..64 KiB, page-aligned requests) are cached too, by exact page
+// count: at most kLargeCacheSlots per length and kLargeCacheMaxBytes in all. A free that finds
+// its length's bin full returns that bin's oldest block to its arena first; one that would pass
+// the byte budget goes straight to its arena. A miss takes one run from the arena (no batch: a
+// batch of 64 KiB runs would cost more memory than the lock it saves). Not beyond 64 KiB: runs up
+// to 256 KiB and a 1 MiB budget left python3 (run_alloc_bench.py python_exit) with 0.6 MB more
+// at exit, and gained nothing on lethe-alloc-workload, whose big blocks come and go in batches
+// larger than any per-thread budget. The GC step, thread exit and purge treat these bins like the
+// small ones. A block in a large bin is still a large run in the page map (its arena counts it
+// as out); a second free of it is caught by scanning its bin.
 #ifndef LETHE_ALLOC_THREAD_CACHE_H_
 #define LETHE_ALLOC_THREAD_CACHE_H_
 
@@ -47,12 +54,16 @@ namespace lethe::internal {
 // What one thread's cache may hold at most (small and large bins full).
 inline constexpr size_t kThreadCacheMaxBytes = size_t{3} << 19;  // 1.5 MiB
 
-constexpr uint32_t CacheCapacity(uint32_t size) {
+// A bin's capacity stays within [CacheMinCapacity, CacheMaxCapacity] of its class size.
+constexpr uint32_t CacheMaxCapacity(uint32_t size) {
   return size <= 1024 ? 64 : size <= 4096 ? 16 : 4;
+}
+constexpr uint32_t CacheMinCapacity(uint32_t size) {
+  return CacheMaxCapacity(size) / 8 < 2 ? 2 : CacheMaxCapacity(size) / 8;
 }
 constexpr size_t TotalCacheSlots() {
   size_t total = 0;
-  for (uint32_t size : kSmallSizes) total += CacheCapacity(size);
+  for (uint32_t size : kSmallSizes) total += CacheMaxCapacity(size);
   return total;
 }
 inline constexpr uint32_t kLargeCacheMinPages = kSmallMaxBytes / kPageBytes + 1;  // 16 KiB
@@ -65,7 +76,7 @@ static_assert(kLargeCacheMinPages * kPageBytes > kSmallMaxBytes &&
 
 constexpr size_t TotalCacheBytes() {
   size_t total = kLargeCacheMaxBytes;
-  for (uint32_t size : kSmallSizes) total += size_t{CacheCapacity(size)} * size;
+  for (uint32_t size : kSmallSizes) total += size_t{CacheMaxCapacity(size)} * size;
   return total;
 }
 // lethe/alloc.h states this bound for peak_allocated_bytes (cached blocks count as allocated).
@@ -76,9 +87,9 @@ inline constexpr uint32_t kGcEvents = 4096;
 
 // 16 bytes, so that the fast paths index bins with a shift.
 struct CacheBin {
-  void** slots;        // slots[0] is the oldest
-  uint32_t count;
-  uint16_t capacity;
+  void** slots;        // slots[0] is the oldest; room for CacheMaxCapacity regions
+  uint32_t count;      // <= capacity
+  uint16_t capacity;   // adapts (see above); the free fast path finds the bin full at it
   uint16_t low_water;  // lowest count since the bin's last GC visit
 };
 static_assert(sizeof(CacheBin) == 16 && sizeof(CacheBin) == 1u << kMapClassShift &&
@@ -136,6 +147,9 @@ void ThreadCacheResume();
 void* ThreadCacheFill(ThreadCache* cache, uint32_t klass);
 // Returns the `count` oldest regions of the bin to their arenas.
 void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count);
+// Makes room in the full bin of `klass` for one more region: doubles its capacity, or at the
+// ceiling flushes its older half.
+void ThreadCacheMakeRoom(ThreadCache* cache, uint32_t klass);
 void ThreadCacheFlushAll(ThreadCache* cache);
 // Asks every thread's cache to flush itself (see above); the caller flushes its own.
 void ThreadCacheRequestFlushAll();

@@ -193,6 +193,63 @@ TEST(ThreadCache, LargeBlocksFreedByAnotherThreadGoBackToTheirArenaWithoutItsLoc
   ValidateHeap();
 }
 
+// Adaptive capacity (thread_cache.h): a bin starts at its floor, grows with the bursts it sees
+// (no flush before it reaches its ceiling), and shrinks back when its regions sit idle.
+TEST(ThreadCache, ABinGrowsWithABurstAndKeepsItWithoutFlushing) {
+  constexpr uint32_t kSize = 24;
+  const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
+  std::thread fresh([klass] {
+    void* first = lethe_malloc(kSize);  // creates this thread's cache
+    ThreadCache* cache = t_cache;
+    ASSERT_TRUE(HasCache(cache));
+    CacheBin& bin = cache->bins[klass];
+    EXPECT_EQ(bin.capacity, CacheMinCapacity(kSize) * 2) << "the first miss doubled the floor";
+    std::vector<void*> blocks{first};
+    for (int i = 1; i < 40; ++i) blocks.push_back(lethe_malloc(kSize));
+    Arena* arena = cache->arena;
+    uint64_t out = RegionsOut(arena, klass);
+    for (void* block : blocks) lethe_free(block);
+    EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSize));
+    EXPECT_EQ(RegionsOut(arena, klass), out) << "40 frees under the ceiling flush nothing";
+    EXPECT_GE(bin.count, 40u);
+    // Past the ceiling the bin flushes (older half) and stays bounded.
+    blocks.clear();
+    for (int i = 0; i < 1000; ++i) blocks.push_back(lethe_malloc(kSize));
+    for (void* block : blocks) lethe_free(block);
+    EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSize));
+    EXPECT_LE(bin.count, bin.capacity);
+  });
+  fresh.join();
+  ValidateHeap();
+}
+
+TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
+  constexpr uint32_t kSize = 400;
+  const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
+  std::thread worker([klass] {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 60; ++i) blocks.push_back(lethe_malloc(kSize));
+    ThreadCache* cache = t_cache;
+    ASSERT_TRUE(HasCache(cache));
+    for (void* block : blocks) lethe_free(block);
+    CacheBin& bin = cache->bins[klass];
+    ASSERT_EQ(bin.capacity, CacheMaxCapacity(kSize));
+    uint64_t out = RegionsOut(cache->arena, klass);
+    uint32_t cached = bin.count;
+    // GC rounds with no allocation: every visit finds the bin's regions idle.
+    for (int round = 0; round < 8; ++round) {
+      for (size_t step = 0; step < kSmallClassCount + kLargeCacheBins; ++step) {
+        ThreadCacheGcAfter(cache, false);
+      }
+    }
+    EXPECT_EQ(bin.capacity, CacheMinCapacity(kSize));
+    EXPECT_LE(bin.count, bin.capacity);
+    EXPECT_EQ(RegionsOut(cache->arena, klass), out - (cached - bin.count));
+  });
+  worker.join();
+  ValidateHeap();
+}
+
 TEST(ThreadCache, ThreadsSpreadOverArenas) {
   lethe_free(lethe_malloc(1));  // initialises the arena table
   if (g_arena_count < 2) GTEST_SKIP() << "one arena on this machine";
