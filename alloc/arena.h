@@ -63,7 +63,8 @@ struct Arena {
   std::atomic<uint32_t> remote_pages{0};
 };
 
-// Pages a remote-free stack may hold before the thread that pushes onto it drains it itself.
+// Pages a remote-free stack may hold before the thread that pushes onto it drains it itself, when
+// the lock is free.
 inline constexpr uint32_t kRemoteFreeMaxPages = 4096;  // 16 MiB
 
 
@@ -140,6 +141,14 @@ void ArenaPurgeExcess(Arena* arena);
 // lock and returns their pages to the OS without it (page_heap.h step 9), so that allocations in
 // the arena do not wait for madvise. Returns when its oldest dirty run became dirty.
 uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns);
+// Under the arena's lock, after a decay pass purged: unmaps the heap's idle empty chunks
+// (page_heap.h step 6) and returns when the next pass is due, as a time that decay_ns after
+// falls due (the oldest dirty run's, or an empty chunk's): what the purger sleeps until.
+inline uint64_t EarliestDeadline(PageHeap* heap, uint64_t now_ns, uint64_t decay_ns) {
+  uint64_t oldest = heap->OldestDirtyNs();
+  uint64_t expiry = heap->UnmapIdleChunks(now_ns, decay_ns);
+  return expiry != UINT64_MAX && expiry - decay_ns < oldest ? expiry - decay_ns : oldest;
+}
 // For tests: called by ArenaPurgeUnlocked with no lock held, just before it purges.
 extern void (*g_purge_unlocked_hook)(Arena* arena);
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active

@@ -42,7 +42,7 @@ uint64_t PurgeArena(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
   ArenaDrainRemoteFrees(arena);
   ArenaPurgeExcess(arena);
   arena->heap.PurgeDecayed(now_ns, decay_ns);
-  return arena->heap.OldestDirtyNs();
+  return EarliestDeadline(&arena->heap, now_ns, decay_ns);
 }
 
 // One pass over the arenas; returns the next deadline (UINT64_MAX: nothing dirty).
@@ -137,6 +137,7 @@ void DecayAfterRelease(Arena* arena) {
   if (now - arena->last_decay_ns >= decay_ns / 8) {
     arena->last_decay_ns = now;
     arena->heap.PurgeDecayed(now, decay_ns);
+    arena->heap.UnmapIdleChunks(now, decay_ns);
   }
 }
 

@@ -27,6 +27,7 @@ class Mutex {
     if (LETHE_LIKELY(pthread_mutex_trylock(&mutex_) == 0)) return;
     LockSlow();
   }
+  bool TryLock() { return pthread_mutex_trylock(&mutex_) == 0; }
   void Unlock() { pthread_mutex_unlock(&mutex_); }
   // In the child after fork: the parent's holders do not exist here.
   void ResetAfterFork() { pthread_mutex_init(&mutex_, nullptr); }

@@ -53,7 +53,11 @@ void PageHeap::InsertFree(Chunk* chunk, uint32_t page, uint32_t pages, bool dirt
   if (head == nullptr) nonempty_[dirty][(pages - 1) / 64] |= uint64_t{1} << ((pages - 1) % 64);
   SizeRing::AppendLowFirst(head, node);  // step 2
   if (pages == kChunkUsablePages) ++empty_chunks_;
-  if (!dirty) return;
+  if (!dirty) {
+    // A clean empty chunk: empty since the next decay pass (UnmapIdleChunks stamps it).
+    if (pages == kChunkUsablePages) node->dirty_since_ns = kNotStamped;
+    return;
+  }
   dirty_pages_ += pages;
   LruInsert(node, since_ns, lru_after);
 }
@@ -268,11 +272,9 @@ void PageHeap::Coalesce(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
 
 void PageHeap::InsertCoalesced(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
                                uint64_t since_ns) {
-  if (pages == kChunkUsablePages) {  // step 6
-    if (empty_chunks_ >= (dirty ? kMaxEmptyChunks : 1)) {
-      UnmapChunk(chunk);
-      return;
-    }
+  if (pages == kChunkUsablePages && empty_chunks_ >= kMaxEmptyChunks) {  // step 6
+    UnmapChunk(chunk);
+    return;
   }
   InsertFree(chunk, page, pages, dirty, since_ns, kLruTail);
 }
@@ -391,6 +393,29 @@ void PageHeap::ReturnPurged(const PurgingRuns& runs) {
 size_t PageHeap::PurgeDecayed(uint64_t now_ns, uint64_t decay_ns) {
   return PurgeOldestWhile(
       [&] { return now_ns >= decay_ns && lru_->dirty_since_ns <= now_ns - decay_ns; });
+}
+
+uint64_t PageHeap::UnmapIdleChunks(uint64_t now_ns, uint64_t decay_ns) {
+  FreeRunNode*& ring = lists_[0][kChunkUsablePages - 1];
+  size_t count = 0;
+  SizeRing::ForEach(ring, [&count](const FreeRunNode*) { ++count; });
+  uint64_t next = UINT64_MAX;
+  FreeRunNode* node = ring;
+  for (size_t i = 0; i < count; ++i) {
+    FreeRunNode* following = node->size_next;  // read first: unmapping unlinks the node
+    if (node->dirty_since_ns == kNotStamped) node->dirty_since_ns = now_ns | 1;
+    uint64_t expiry = node->dirty_since_ns + decay_ns;
+    if (expiry <= now_ns && empty_chunks_ > 1) {
+      Chunk* chunk = ChunkOf(node);
+      RemoveFree(chunk, kChunkHeaderPages);
+      UnmapChunk(chunk);
+    } else if (empty_chunks_ > 1 && expiry < next) {
+      next = expiry;
+    }
+    node = following;
+  }
+  ValidateIfExpensive();
+  return next;
 }
 
 size_t PageHeap::PurgeExcess(size_t max_dirty_pages) {

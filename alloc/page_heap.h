@@ -31,12 +31,17 @@
 //     in the dirty LRU. Only the map entries at the ends of the two pieces are written.
 //  5. Freeing coalesces with the left and right neighbours of the same dirtiness, found by reading
 //     the two entries adjacent to the run's ends. O(1).
-//  6. A chunk that becomes entirely free is kept or unmapped: up to kMaxEmptyChunks per heap
-//     while its pages are dirty, one once they are purged. Why more than one: buffers of 0.5-1
-//     MiB take a chunk each, and with one kept, a stream of them mapped and unmapped a chunk per
-//     buffer (lethe-alloc-workload xthread surfaces: 1,654 munmaps, each a TLB shootdown to the
-//     other thread's CPU; 64 kept: 143, and 1.6x the throughput). Decay purges the kept chunks'
-//     pages like any dirty run, and then they go, so an idle heap keeps one; purge-all unmaps all.
+//  6. A chunk that becomes entirely free is kept, dirty or clean, up to kMaxEmptyChunks per
+//     heap; past that it is unmapped. Decay purges a kept chunk's pages like any dirty run; once
+//     clean, it is unmapped when it has stayed empty for the decay time (UnmapIdleChunks, from
+//     the decay pass), except the last one, so an idle heap keeps one; purge-all unmaps all.
+//     Why keep them: buffers of 0.5-1 MiB take a chunk each. With one kept, a stream of them
+//     mapped and unmapped a chunk per buffer (lethe-alloc-workload xthread surfaces: 1,654
+//     munmaps, each a TLB shootdown to the other thread's CPU; 64 dirty ones kept: 143, 1.6x
+//     the throughput). Clean ones too: the dirty limit purges a chunk's pages within
+//     milliseconds when buffers come and go in batches, and unmapping it then made the next
+//     buffer map a new chunk and fault its header in again (xthread surfaces: 2,390 mmaps and
+//     3,476 munmaps per run). A kept clean chunk costs its header's 3 resident pages.
 //  7. Purging takes dirty runs oldest first from the LRU, coalesces them with clean neighbours,
 //     and returns their pages in one batch (os.h OsPurgeBatch) before the caller unlocks.
 //  8. Parking: a freed large run of kParkMinPages..kParkMaxPages pages is kept whole (not
@@ -77,6 +82,9 @@ inline constexpr uint32_t kParkPerLength = 16;
 inline constexpr size_t kParkedMaxPages = 2048;
 // Step 6: entirely free chunks kept mapped per heap.
 inline constexpr uint32_t kMaxEmptyChunks = 64;
+// A clean empty chunk's free-run node holds when it was first seen empty in dirty_since_ns
+// (unused by clean runs otherwise); this value until a decay pass stamps it.
+inline constexpr uint64_t kNotStamped = 0;
 // Step 3: large runs of this length and more take dirty runs first.
 inline constexpr uint32_t kDirtyFirstLargePages = 64;
 
@@ -123,6 +131,10 @@ class PageHeap {
   size_t PurgeDecayed(uint64_t now_ns, uint64_t decay_ns);
   // Purges the oldest dirty runs until at most `max_dirty_pages` remain.
   size_t PurgeExcess(size_t max_dirty_pages);
+  // Unmaps the clean empty chunks that have stayed empty for decay_ns, all but one (step 6);
+  // returns when the next one expires (UINT64_MAX: none pending). A chunk's emptiness is
+  // stamped by the first pass that sees it, so it goes within two passes of decay_ns.
+  uint64_t UnmapIdleChunks(uint64_t now_ns, uint64_t decay_ns);
   // Purges every dirty run and unmaps the retained empty chunk.
   size_t PurgeAll();
   // With no live run left (active_pages() == 0): unmaps every chunk without purging first and

@@ -348,14 +348,18 @@ TEST_F(PageHeapTest, APurgeThatUnmapsAChunkFlushesItsBatchFirst) {
   ASSERT_NE(ChunkOf(c), ChunkOf(a));
   ASSERT_NE(ChunkOf(a), ChunkOf(x));
   ASSERT_EQ(ChunkOf(x), ChunkOf(y));
+  // Empty chunks kept up to one below the bound, so that C makes it and B must be unmapped.
+  std::vector<void*> fillers;
+  for (uint32_t i = 0; i + 1 < kMaxEmptyChunks; ++i) fillers.push_back(Large(kChunkUsablePages));
+  for (void* filler : fillers) FreeLarge(filler);
   FreeLarge(x);
   heap_.PurgeExcess(0);  // x clean
-  FreeLarge(c);          // C: empty, retained
+  FreeLarge(c);          // C: empty, retained (the kMaxEmptyChunks-th)
   std::memset(a, 0x5a, 2 * kPageBytes);
   FreeLarge(a);
   FreeLarge(y);  // y + clean x = all of B once y is purged
   bool batched_before = OsPurgeIsBatched();
-  heap_.PurgeExcess(0);  // purges C's run, a, then y: B is unmapped (C is the retained one)
+  heap_.PurgeExcess(0);  // purges C's run, a, then y: B is unmapped (past the bound)
   EXPECT_FALSE(IsArenaChunk(x));
   EXPECT_TRUE(IsArenaChunk(a));
   EXPECT_EQ(OsPurgeIsBatched(), batched_before) << "the kernel refused a batch";
@@ -368,7 +372,7 @@ TEST_F(PageHeapTest, APurgeThatUnmapsAChunkFlushesItsBatchFirst) {
   FreeLarge(a_tail);
 }
 
-TEST_F(PageHeapTest, EmptyChunksAreKeptWhileDirtyAndOneOnceTheirPagesArePurged) {
+TEST_F(PageHeapTest, EmptyChunksAreKeptUntilCleanAndIdleForTheDecayTimeAndOneStays) {
   void* a = Large(kChunkUsablePages);
   void* b = Large(kChunkUsablePages);
   EXPECT_EQ(heap_.chunk_count(), 2u);
@@ -376,11 +380,33 @@ TEST_F(PageHeapTest, EmptyChunksAreKeptWhileDirtyAndOneOnceTheirPagesArePurged) 
   FreeLarge(b);
   EXPECT_EQ(heap_.chunk_count(), 2u);  // both kept, dirty
   heap_.PurgeExcess(0);
-  EXPECT_EQ(heap_.chunk_count(), 1u);  // purged, the second empty chunk went back to the OS
+  EXPECT_EQ(heap_.chunk_count(), 2u);  // both kept, clean
+  constexpr uint64_t kDecay = 100;
+  EXPECT_EQ(heap_.UnmapIdleChunks(1000, kDecay), 1001 + kDecay) << "the first pass stamps them";
+  EXPECT_EQ(heap_.UnmapIdleChunks(1000 + kDecay, kDecay), 1001 + kDecay);
+  EXPECT_EQ(heap_.chunk_count(), 2u);
+  // Reused and emptied again, a chunk's idle time starts over.
+  void* again = Large(kChunkUsablePages);
+  FreeLarge(again);
+  heap_.PurgeExcess(0);
+  EXPECT_EQ(heap_.UnmapIdleChunks(1001 + kDecay, kDecay), 1001 + 2 * kDecay) << "the other: not yet";
+  EXPECT_EQ(heap_.chunk_count(), 1u) << "the one idle since 1001 went";
+  EXPECT_EQ(heap_.UnmapIdleChunks(5000, kDecay), UINT64_MAX) << "the last one stays";
+  EXPECT_EQ(heap_.chunk_count(), 1u);
   EXPECT_TRUE(IsArenaChunk(a) != IsArenaChunk(b));
   heap_.Validate();
   heap_.PurgeAll();
   EXPECT_EQ(heap_.chunk_count(), 0u);
+}
+
+TEST_F(PageHeapTest, ADirtyEmptyChunkIsNotUnmappedByIdleness) {
+  void* a = Large(kChunkUsablePages);
+  void* b = Large(kChunkUsablePages);
+  FreeLarge(a);
+  FreeLarge(b);
+  EXPECT_EQ(heap_.UnmapIdleChunks(UINT64_MAX / 2, 0), UINT64_MAX);
+  EXPECT_EQ(heap_.chunk_count(), 2u) << "dirty chunks wait for decay to purge them first";
+  heap_.PurgeAll();
 }
 
 TEST_F(PageHeapTest, AtMostkMaxEmptyChunksAreKeptAndPurgeAllUnmapsThem) {

@@ -250,6 +250,41 @@ TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
   ValidateHeap();
 }
 
+// Past kRemoteFreeMaxPages the pushing thread drains the stack itself, but only when the lock is
+// free: a consumer's frees never wait behind the owner's work.
+TEST(ThreadCache, ARemoteFreePastTheBoundDrainsOnlyWhenTheArenaLockIsFree) {
+  lethe_purge();
+  constexpr uint32_t kPages = 224;  // 896 KiB, a large class: past the thread cache
+  constexpr size_t kBlocks = kRemoteFreeMaxPages / kPages + 2;
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < kBlocks + 1; ++i) blocks.push_back(lethe_malloc(kPages * kPageBytes));
+  ASSERT_EQ(lethe_usable_size(blocks[0]), kPages * kPageBytes);
+  Arena* owner = ArenaOf(ChunkOf(blocks[0]));
+  for (void* block : blocks) ASSERT_EQ(ArenaOf(ChunkOf(block)), owner);
+  bool other_arena = false;
+  {
+    MutexLock lock(&owner->lock);
+    std::thread other([&] {
+      if (AutomaticArena() == owner) return;  // its frees would need the lock held here
+      other_arena = true;
+      for (size_t i = 0; i < kBlocks; ++i) lethe_free(blocks[i]);  // must not block
+    });
+    other.join();
+    if (other_arena) {
+      EXPECT_EQ(owner->remote_pages.load(), kBlocks * kPages) << "past the bound, not drained";
+    }
+  }
+  if (!other_arena) {
+    for (size_t i = 0; i < kBlocks; ++i) lethe_free(blocks[i]);
+    lethe_free(blocks[kBlocks]);
+    GTEST_SKIP() << "the second thread shares the owner's arena";
+  }
+  std::thread again([&] { lethe_free(blocks[kBlocks]); });  // the lock is free now: drains
+  again.join();
+  EXPECT_EQ(owner->remote_pages.load(), 0u);
+  ValidateHeap();
+}
+
 TEST(ThreadCache, ThreadsSpreadOverArenas) {
   lethe_free(lethe_malloc(1));  // initialises the arena table
   if (g_arena_count < 2) GTEST_SKIP() << "one arena on this machine";
