@@ -5,7 +5,7 @@
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
 // Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class:
-// ceilings 64 regions for classes <= 1024 B, 16 up to 4096 B, 4 above (at most 1,008.5 KiB per
+// ceilings 64 regions for classes <= 1024 B, 16 up to 4096 B, 4 above (at most 1,812.5 KiB per
 // thread when every small bin is full); floors an eighth of that, at least 2. A bin starts at its
 // floor. A miss (the bin is empty) or an overflow (it is full) doubles its capacity up to the
 // ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the bin holds
@@ -52,7 +52,7 @@
 namespace lethe::internal {
 
 // What one thread's cache may hold at most (small and large bins full).
-inline constexpr size_t kThreadCacheMaxBytes = size_t{3} << 19;  // 1.5 MiB
+inline constexpr size_t kThreadCacheMaxBytes = size_t{5} << 19;  // 2.5 MiB
 
 // A bin's capacity stays within [CacheMinCapacity, CacheMaxCapacity] of its class size.
 constexpr uint32_t CacheMaxCapacity(uint32_t size) {

@@ -79,7 +79,7 @@ typedef struct lethe_stats_t {
    * huge table), so a block parked in a thread cache counts as allocated there: the figure is the
    * highest value reached by (allocated_bytes + thread_cache_bytes), exact for that sum under any
    * number of threads and arenas, and exceeds the true peak of allocated_bytes by at most the
-   * thread caches' contents at that moment (at most 1.5 MiB per thread; 0 with tcache:0). It never
+   * thread caches' contents at that moment (at most 2.5 MiB per thread; 0 with tcache:0). It never
    * reads below the true peak, except after a reset racing with other threads' allocations.
    * System malloc (sanitizer presets): the exact peak of the usable sizes live through lethe_*. */
   uint64_t peak_allocated_bytes;
