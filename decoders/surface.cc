@@ -23,14 +23,16 @@ DecodeResult<Surface> Surface::Create(uint32_t width, uint32_t height, const Dec
                            "surface " + std::to_string(width) + "x" + std::to_string(height) +
                                " exceeds the decode limits");
   }
-  // Ask for the whole size class so the block has no unusable tail.
+  // Ask for the whole size class so the block has no unusable tail. Zeroed by calloc, which
+  // skips pages that come fresh (or purged) from the OS: a memset here wrote every byte of
+  // every surface once more before the decoder wrote it (lethe-stress: 11% of its samples,
+  // most of them in JPEG and PNG decodes).
   const size_t request_bytes = lethe_good_size(static_cast<size_t>(byte_count));
-  void* block = lethe_malloc(request_bytes);
+  void* block = lethe_calloc(1, request_bytes);
   if (block == nullptr) {
     return MakeDecodeError(DecodeErrorCode::kOutOfMemory,
                            "out of memory for a " + std::to_string(byte_count) + "-byte surface");
   }
-  std::memset(block, 0, static_cast<size_t>(byte_count));
   Surface surface;
   surface.pixels_ = static_cast<uint8_t*>(block);
   surface.width_ = width;
