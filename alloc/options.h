@@ -6,7 +6,7 @@
 //   dirty_percent:N   dirty pages above N% of active pages are purged at once (default 6)
 //   oom_reserve_kb:N  address space kept mapped for the last step of out-of-memory (default 0)
 //   huge_cache_kb:N   pages of freed huge blocks kept resident for reuse, at most N KiB (default
-//                     65536; huge_region.h)
+//                     131072; huge_region.h)
 //   tcache:0|1        per-thread caches (default 1)
 //   arenas:N          number of arenas (default: one per CPU, at most kMaxArenas)
 //   stats_print:0|1   print statistics to stderr at exit (default 0)
@@ -30,7 +30,7 @@ struct Options {
   // ~15% more load time in page faults).
   uint32_t dirty_percent = 6;
   uint64_t oom_reserve_kb = 0;
-  uint64_t huge_cache_kb = 64 * 1024;
+  uint64_t huge_cache_kb = 128 * 1024;
   bool tcache = true;
   unsigned arenas = 0;  // 0: one per CPU
   bool stats_print = false;
