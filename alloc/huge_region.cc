@@ -317,7 +317,8 @@ bool KeepFreedPages() {
 
 // Frees pages of a block (all of it, or a shrunk block's tail) and keeps the dirty bound.
 void Release(uint32_t region, uint32_t first, uint32_t pages) {
-  FreePages(region, first, pages, KeepFreedPages());
+  bool keep = KeepFreedPages() && (size_t{pages} << kLgPageBytes) <= kHugeRegionKeepMaxBytes;
+  FreePages(region, first, pages, keep);
   EnforceDirtyLimit();
   ValidateIfExpensive();
 }

@@ -34,12 +34,17 @@ namespace lethe::internal {
 
 inline constexpr size_t kHugeRegionBytes = size_t{64} << 20;
 inline constexpr uint32_t kHugeRegionPages = kHugeRegionBytes >> kLgPageBytes;
-// Larger blocks get a mapping of their own (huge.cc): a region holds at least two. Half, not a
-// quarter: a buffer grown by doubling to 32 MiB and freed, again and again (lethe-alloc-workload
-// realloc, doubling), got a fresh mapping for its last step each time and faulted all of it in:
-// 2,600 ms and 185,000 faults; cut from a region, it reuses the dirty span the last one left:
-// 160-200 ms and 21,000 faults (tcmalloc 85-99 ms, 29,000).
+// Larger blocks get a mapping of their own (huge.cc): a region holds at least two.
 inline constexpr size_t kHugeRegionMaxBlockBytes = kHugeRegionBytes / 2;
+// Freed blocks (or shrunk tails) larger than this are purged at once instead of kept dirty, as
+// jemalloc's oversize threshold does (8 MiB there). Why: ImageMagick converting 40 images (its
+// replay, record_traces.sh) frees 16-32 MiB pixel buffers and exited with 58 MB resident against
+// 33 MB when they are purged (jemalloc 21, glibc 41), its peak 96 MB against 77 (glibc 78). Kept,
+// they made a buffer grown by doubling to 32 MiB and freed again and again (lethe-alloc-workload
+// realloc, doubling) 20x faster (0.2 s against 4.1; tcmalloc, which never purges, 0.1): a
+// synthetic loop, against a real program's footprint. Cut from regions all the same, such blocks
+// grow in place and leave their neighbours' dirty spans in place.
+inline constexpr size_t kHugeRegionKeepMaxBytes = size_t{16} << 20;
 inline constexpr size_t kMaxHugeRegions = 64;
 // Span records, for every region. After a full purge there are no dirty spans and no two clean
 // ones touch, so each is followed by a live block (>= kLargeMaxBytes) or a region's end: at most
@@ -58,7 +63,7 @@ inline constexpr uint64_t kHugeWarmupBlocks = 2;
 void* HugeRegionTake(size_t bytes, size_t* reused_bytes);
 // Frees a block that HugeRegionTake returned (`bytes`: its current length); its pages stay dirty
 // for reuse within LETHE_OPTIONS=huge_cache_kb (the oldest are purged past it), or are purged at
-// once before kHugeWarmupBlocks requests.
+// once before kHugeWarmupBlocks requests or when the block is over kHugeRegionKeepMaxBytes.
 void HugeRegionPut(void* block, size_t bytes);
 // Grows the block in place into the free span(s) after it; false when they are too short.
 bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes);

@@ -184,6 +184,24 @@ TEST_F(HugeRegion, DecayPurgesSpansOlderThanTheDecayTimeAndUnmapsAnEmptyRegion) 
   EXPECT_FALSE(Mapped(kept));
 }
 
+// A block over kHugeRegionKeepMaxBytes still comes from a region, but its pages go back at once
+// when it is freed: a program freeing 16-32 MiB buffers must not exit with them resident.
+TEST_F(HugeRegion, ABlockOverTheKeepBoundIsCutFromARegionButPurgedWhenFreed) {
+  constexpr size_t kBytes = kHugeRegionKeepMaxBytes + 4 * kMiB;
+  static_assert(kBytes <= kHugeRegionMaxBlockBytes);
+  unsigned char* live = FilledBlock(2 * kMiB, 1);  // keeps the region mapped
+  unsigned char* big = FilledBlock(kBytes, 2);
+  EXPECT_TRUE(HugeRegionContains(big));
+  lethe_free(big);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
+  EXPECT_EQ(ResidentPages(big, kBytes), 0u);
+  // Under the bound, a freed block stays dirty for the next one.
+  unsigned char* small = FilledBlock(kHugeRegionKeepMaxBytes, 3);
+  lethe_free(small);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, kHugeRegionKeepMaxBytes);
+  lethe_free(live);
+}
+
 TEST_F(HugeRegion, APurgeKeepsARegionWithALiveBlockAndReturnsTheRest) {
   unsigned char* live = FilledBlock(2 * kMiB, 1);
   unsigned char* freed = FilledBlock(3 * kMiB, 2);
