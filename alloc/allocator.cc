@@ -348,8 +348,7 @@ void* Reallocate(void* pointer, size_t size) {
 
 void ValidateHeap() {
   ForEachArena([](Arena& arena) {
-    MutexLock lock(&arena.lock);
-    ArenaDrainRemoteFrees(&arena);
+    ArenaLock lock(&arena);
     arena.heap.Validate();
     size_t small_pages = 0;
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {

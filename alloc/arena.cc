@@ -85,8 +85,7 @@ Arena* AutomaticArena() {
 uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t count) {
   uint32_t got;
   {
-    MutexLock lock(&arena->lock);
-    ArenaDrainRemoteFrees(arena);
+    ArenaLock lock(arena);
     got = BinAllocate(&arena->bins[klass], klass, &arena->heap, out, count);
     arena->allocations += got;
   }
@@ -98,8 +97,7 @@ void* ArenaAllocateLarge(Arena* arena, uint32_t pages, size_t alignment, bool* z
                          bool written) {
   void* block;
   {
-    MutexLock lock(&arena->lock);
-    ArenaDrainRemoteFrees(arena);
+    ArenaLock lock(arena);
     if (alignment <= kPageBytes) {
       block = arena->heap.AllocateLarge(pages, zeroed, written);
     } else {
@@ -119,8 +117,7 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
                bool park) {
   bool release;
   {
-    MutexLock lock(&arena->lock);
-    ArenaDrainRemoteFrees(arena);
+    ArenaLock lock(arena);
     if (MapKind(entry) == PageKind::kSmall) {
       BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointer,
               DecayNowNs());
@@ -139,8 +136,7 @@ void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
   LETHE_DCHECK(!arena->caller, "a caller arena's block in a thread cache");
   uint64_t freed_bytes = 0;
   {
-    MutexLock lock(&arena->lock);
-    ArenaDrainRemoteFrees(arena);
+    ArenaLock lock(arena);
     uint64_t now = DecayNowNs();
     for (uint32_t i = 0; i < count; ++i) {
       Chunk* chunk = ChunkOf(pointers[i]);
@@ -158,8 +154,7 @@ void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
 
 void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
   LETHE_DCHECK(!arena->caller, "a caller arena's block in a thread cache");
-  MutexLock lock(&arena->lock);
-  ArenaDrainRemoteFrees(arena);
+  ArenaLock lock(arena);
   uint64_t now = DecayNowNs();
   uint64_t freed_bytes = 0;
   for (uint32_t i = 0; i < count; ++i) {
@@ -175,8 +170,7 @@ void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
 }
 
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages) {
-  MutexLock lock(&arena->lock);
-  ArenaDrainRemoteFrees(arena);
+  ArenaLock lock(arena);
   uint32_t old_pages = MapCount(chunk->map[page]);
   if (new_pages < old_pages) {
     arena->heap.ShrinkLarge(chunk, page, new_pages, DecayNowNs());
@@ -250,8 +244,8 @@ void ArenaFreeRemote(Arena* arena, Chunk* chunk, uint32_t page) {
   uint32_t pending = arena->remote_pages.fetch_add(pages, std::memory_order_relaxed) + pages;
   // Only when the lock is free: the frees of a consumer thread must not wait behind its producer's
   // allocations (lethe-alloc-workload xthread surfaces: 252 of 1,585 futex waits were here).
-  // Whoever holds the lock drains the stack when it next takes it, the purger's pass included;
-  // until then the next push tries again.
+  // Every acquisition drains the stack (ArenaLock, and the purger's pass); until the next one,
+  // the next push tries again.
   if (pending > kRemoteFreeMaxPages && arena->lock.TryLock()) {
     ArenaDrainRemoteFrees(arena);
     arena->lock.Unlock();

@@ -134,6 +134,16 @@ inline void ArenaDrainRemoteFrees(Arena* arena) {
     ArenaDrainRemoteFreesSlow(arena);
   }
 }
+// The arena's lock, held for a scope, with the remote-free stack drained as soon as it is taken:
+// every holder frees what other threads left before doing its own work, so a push that found the
+// lock busy (ArenaFreeRemote tries it only) is drained by the next acquisition.
+class ArenaLock {
+ public:
+  explicit ArenaLock(Arena* arena) : lock_(&arena->lock) { ArenaDrainRemoteFrees(arena); }
+
+ private:
+  MutexLock lock_;
+};
 // Under the arena's lock: purges down to half the dirty limit when the dirty pages exceed it.
 void ArenaPurgeExcess(Arena* arena);
 // The purger's pass over an automatic arena (not a caller arena, whose chunks ReleaseAll may

@@ -38,8 +38,7 @@ constexpr uint64_t kClockSlackNs = 5000000;
 // became dirty. Automatic arenas purge without their lock held (ArenaPurgeUnlocked).
 uint64_t PurgeArena(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
   if (!arena->caller) return ArenaPurgeUnlocked(arena, now_ns, decay_ns);
-  MutexLock lock(&arena->lock);
-  ArenaDrainRemoteFrees(arena);
+  ArenaLock lock(arena);
   ArenaPurgeExcess(arena);
   arena->heap.PurgeDecayed(now_ns, decay_ns);
   return EarliestDeadline(&arena->heap, now_ns, decay_ns);
@@ -189,8 +188,7 @@ void DecayTick(uint64_t now_ns) {
 
 void PurgeAllArenas() {
   ForEachArena([](Arena& arena) {
-    MutexLock lock(&arena.lock);
-    ArenaDrainRemoteFrees(&arena);
+    ArenaLock lock(&arena);
     arena.heap.PurgeAll();
   });
   HugeRegionPurge(UINT64_MAX, 0);

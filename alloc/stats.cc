@@ -67,8 +67,7 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   uint64_t parked_pages = 0;
   uint64_t arenas = 0;
   ForEachArena([&](Arena& arena) {
-    MutexLock lock(&arena.lock);
-    ArenaDrainRemoteFrees(&arena);
+    ArenaLock lock(&arena);
     if (!arena.caller || arena.heap.chunk_count() > 0 || arena.huge_count > 0) ++arenas;
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
       const Bin& bin = arena.bins[klass];
