@@ -221,7 +221,7 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
     size_t pages = runs.pages();
     budget = pages < budget ? budget - pages : 0;
   }
-  uint64_t oldest = EarliestDeadline(&arena->heap, now_ns, decay_ns);
+  uint64_t oldest = ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
   arena->lock.Unlock();
   return oldest;
 }

@@ -151,13 +151,13 @@ void ArenaPurgeExcess(Arena* arena);
 // lock and returns their pages to the OS without it (page_heap.h step 9), so that allocations in
 // the arena do not wait for madvise. Returns when its oldest dirty run became dirty.
 uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns);
-// Under the arena's lock, after a decay pass purged: unmaps the heap's idle empty chunks
-// (page_heap.h step 6) and returns when the next pass is due, as a time that decay_ns after
-// falls due (the oldest dirty run's, or an empty chunk's): what the purger sleeps until.
-inline uint64_t EarliestDeadline(PageHeap* heap, uint64_t now_ns, uint64_t decay_ns) {
-  uint64_t oldest = heap->OldestDirtyNs();
-  uint64_t expiry = heap->UnmapIdleChunks(now_ns, decay_ns);
-  return expiry != UINT64_MAX && expiry - decay_ns < oldest ? expiry - decay_ns : oldest;
+// Under the arena's lock, at the end of a decay pass: unmaps the heap's idle empty chunks
+// (page_heap.h step 6) and returns the oldest time that decay_ns later makes work (a dirty run's
+// or an empty chunk's), which the purger sleeps until.
+inline uint64_t ArenaFinishDecayPass(PageHeap* heap, uint64_t now_ns, uint64_t decay_ns) {
+  uint64_t idle_since = heap->UnmapIdleChunks(now_ns, decay_ns);
+  uint64_t dirty_since = heap->OldestDirtyNs();
+  return idle_since < dirty_since ? idle_since : dirty_since;
 }
 // For tests: called by ArenaPurgeUnlocked with no lock held, just before it purges.
 extern void (*g_purge_unlocked_hook)(Arena* arena);

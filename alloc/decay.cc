@@ -41,7 +41,7 @@ uint64_t PurgeArena(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
   ArenaLock lock(arena);
   ArenaPurgeExcess(arena);
   arena->heap.PurgeDecayed(now_ns, decay_ns);
-  return EarliestDeadline(&arena->heap, now_ns, decay_ns);
+  return ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
 }
 
 // One pass over the arenas; returns the next deadline (UINT64_MAX: nothing dirty).

@@ -399,23 +399,23 @@ uint64_t PageHeap::UnmapIdleChunks(uint64_t now_ns, uint64_t decay_ns) {
   FreeRunNode*& ring = lists_[0][kChunkUsablePages - 1];
   size_t count = 0;
   SizeRing::ForEach(ring, [&count](const FreeRunNode*) { ++count; });
-  uint64_t next = UINT64_MAX;
+  uint64_t oldest = UINT64_MAX;
   FreeRunNode* node = ring;
   for (size_t i = 0; i < count; ++i) {
     FreeRunNode* following = node->size_next;  // read first: unmapping unlinks the node
     if (node->dirty_since_ns == kNotStamped) node->dirty_since_ns = now_ns | 1;
-    uint64_t expiry = node->dirty_since_ns + decay_ns;
-    if (expiry <= now_ns && empty_chunks_ > 1) {
+    uint64_t since = node->dirty_since_ns;
+    if (now_ns >= decay_ns && since <= now_ns - decay_ns && empty_chunks_ > 1) {
       Chunk* chunk = ChunkOf(node);
       RemoveFree(chunk, kChunkHeaderPages);
       UnmapChunk(chunk);
-    } else if (empty_chunks_ > 1 && expiry < next) {
-      next = expiry;
+    } else if (since < oldest) {
+      oldest = since;
     }
     node = following;
   }
   ValidateIfExpensive();
-  return next;
+  return empty_chunks_ > 1 ? oldest : UINT64_MAX;  // the last one stays: nothing pending
 }
 
 size_t PageHeap::PurgeExcess(size_t max_dirty_pages) {

@@ -132,10 +132,11 @@ class PageHeap {
   // Purges the oldest dirty runs until at most `max_dirty_pages` remain.
   size_t PurgeExcess(size_t max_dirty_pages);
   // Unmaps the clean empty chunks that have stayed empty for decay_ns, all but one (step 6);
-  // returns when the next one expires (UINT64_MAX: none pending). A chunk's emptiness is
-  // stamped by the first pass that sees it, so it goes within two passes of decay_ns.
+  // returns since when the oldest one left has been empty, as OldestDirtyNs does for dirty runs
+  // (UINT64_MAX: none will go). A chunk's emptiness is stamped by the first pass that sees it,
+  // so it goes within two passes of decay_ns.
   uint64_t UnmapIdleChunks(uint64_t now_ns, uint64_t decay_ns);
-  // Purges every dirty run and unmaps the retained empty chunk.
+  // Purges every dirty run and unmaps every empty chunk.
   size_t PurgeAll();
   // With no live run left (active_pages() == 0): unmaps every chunk without purging first and
   // leaves the heap as Init left it (the cumulative purge count stays). For a caller arena

@@ -382,15 +382,17 @@ TEST_F(PageHeapTest, EmptyChunksAreKeptUntilCleanAndIdleForTheDecayTimeAndOneSta
   heap_.PurgeExcess(0);
   EXPECT_EQ(heap_.chunk_count(), 2u);  // both kept, clean
   constexpr uint64_t kDecay = 100;
-  EXPECT_EQ(heap_.UnmapIdleChunks(1000, kDecay), 1001 + kDecay) << "the first pass stamps them";
-  EXPECT_EQ(heap_.UnmapIdleChunks(1000 + kDecay, kDecay), 1001 + kDecay);
+  EXPECT_EQ(heap_.UnmapIdleChunks(1000, kDecay), 1001u) << "the first pass stamps them";
+  EXPECT_EQ(heap_.UnmapIdleChunks(1000 + kDecay, kDecay), 1001u) << "not idle for kDecay yet";
   EXPECT_EQ(heap_.chunk_count(), 2u);
   // Reused and emptied again, a chunk's idle time starts over.
   void* again = Large(kChunkUsablePages);
   FreeLarge(again);
   heap_.PurgeExcess(0);
-  EXPECT_EQ(heap_.UnmapIdleChunks(1001 + kDecay, kDecay), 1001 + 2 * kDecay) << "the other: not yet";
+  EXPECT_EQ(heap_.UnmapIdleChunks(1001 + kDecay, kDecay), UINT64_MAX)
+      << "the one left is the last: it stays, so nothing is pending";
   EXPECT_EQ(heap_.chunk_count(), 1u) << "the one idle since 1001 went";
+  EXPECT_TRUE(IsArenaChunk(again)) << "the reused one's idle time started over at 1101";
   EXPECT_EQ(heap_.UnmapIdleChunks(5000, kDecay), UINT64_MAX) << "the last one stays";
   EXPECT_EQ(heap_.chunk_count(), 1u);
   EXPECT_TRUE(IsArenaChunk(a) != IsArenaChunk(b));
