@@ -205,8 +205,8 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
   }
   int saved_errno = errno;
   CacheBin& bin = cache->bins[klass];
-  ThreadCacheMakeRoom(cache, klass);
-  ThreadCacheFlushAfterPurge(cache);
+  // A pending purge empties every bin (this one too); otherwise grow or flush this one.
+  if (!ThreadCacheFlushAfterPurge(cache)) ThreadCacheMakeRoom(cache, klass);
   bin.slots[bin.count++] = pointer;
   ++cache->free_count;
   PurgerAfterUnlock();
