@@ -278,7 +278,7 @@ void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
   CacheBin& bin = cache->bins[klass];
   uint32_t idle = bin.low_water;
   if (idle > 0) ThreadCacheFlushBin(cache, klass, (idle + 1) / 2);
-  if (idle * 4 >= bin.capacity && idle > 0) Shrink(cache, klass);
+  if (idle * 4 >= bin.capacity) Shrink(cache, klass);  // capacity >= 2: never when idle is 0
   bin.low_water = static_cast<uint16_t>(bin.count);
 }
 
