@@ -97,7 +97,7 @@ void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
     if (block != nullptr && zero) std::memset(block, 0, size);
     return block;
   }
-  if (size <= kLargeMaxBytes) {
+  if (size <= kLargeMaxBytes && !(written && size >= kGrowingRegionMinBytes)) {
     size_t pages = LargeClassPages(PagesFor(size));
     if (pages <= kLargeCacheMaxPages && alignment <= kPageBytes) {
       ThreadCache* cache = ThreadCacheGet();
@@ -120,8 +120,11 @@ void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
   }
   size_t reused = 0;
   Arena* owner = t_bound_arena;
+  // A block that a realloc moves gets room to grow (GrowthPages): unwritten, the room costs
+  // address space, not memory.
+  size_t bytes = written ? GrowthPages(PagesFor(size)) << kLgPageBytes : size;
   void* block =
-      HugeAllocate(size, alignment < kPageBytes ? kPageBytes : alignment, &reused, owner);
+      HugeAllocate(bytes, alignment < kPageBytes ? kPageBytes : alignment, &reused, owner);
   if (block != nullptr) {
     CountHugeAllocation();
     if (owner != nullptr) ArenaAddHuge(owner, HugeSize(block));
@@ -276,7 +279,8 @@ void FreeNotInChunk(void* pointer) noexcept {
 size_t UsableSize(const void* pointer) {
   if (pointer == nullptr) return 0;
   if (!IsArenaChunk(pointer)) {
-    size_t bytes = HugeSize(pointer);
+    size_t bytes = HugeRegionLiveBytes(pointer);  // no lock
+    if (bytes == 0) bytes = HugeSize(pointer);
     if (bytes == 0) lethe_fatal_pointer("malloc_usable_size(): invalid pointer ", pointer, "");
     return bytes;
   }
@@ -294,10 +298,39 @@ size_t UsableSize(const void* pointer) {
   lethe_fatal_pointer("malloc_usable_size(): invalid pointer ", pointer, "");
 }
 
+// realloc of a huge block to a size that stays huge (>= kGrowingRegionMinBytes). No UsableSize
+// first: a buffer grown by small appends calls this at every append, and one table lookup is
+// enough (HugeReallocate rejects a pointer it does not know).
+static void* ReallocateHuge(void* pointer, size_t size) {
+  void* owner = nullptr;
+  size_t old_bytes = 0, new_bytes = 0;
+  void* moved = HugeReallocate(pointer, size, &owner, &old_bytes, &new_bytes);
+  if (moved == nullptr && old_bytes == 0) {
+    lethe_fatal_pointer("realloc(): invalid pointer ", pointer, "");
+  }
+  if (moved == nullptr) {
+    PurgeAllArenas();
+    if (RunLowMemoryCallback(size)) {
+      moved = HugeReallocate(pointer, size, &owner, &old_bytes, &new_bytes);
+    }
+  }
+  if (moved == nullptr) {
+    errno = ENOMEM;
+  } else if (owner != nullptr) {
+    ArenaResizeHuge(static_cast<Arena*>(owner), old_bytes, new_bytes);
+  }
+  return moved;
+}
+
 void* Reallocate(void* pointer, size_t size) {
   if (pointer == nullptr) return Allocate(size);
   if (size == 0) size = 1;
   if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
+  if (!IsArenaChunk(pointer) && size >= kGrowingRegionMinBytes) {
+    // A buffer grown by appends asks at every append; within its step, no lock is taken.
+    if (HugeRegionBlockKept(HugeRegionLiveBytes(pointer), size)) return pointer;
+    return ReallocateHuge(pointer, size);
+  }
   size_t old_size = UsableSize(pointer);  // also rejects invalid pointers
   if (size <= kSmallMaxBytes && old_size <= kSmallMaxBytes &&
       kSmallSizes[SmallClassOf(size)] == old_size) {
@@ -306,7 +339,8 @@ void* Reallocate(void* pointer, size_t size) {
   if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes && size > kSmallMaxBytes &&
       size <= kLargeMaxBytes) {
     // Within its class a large block stays as it is; past it, it grows in place to the new
-    // size's class when the pages after it are free, else it moves (below) into that class.
+    // size's class when the pages after it are free, else it moves (below): into that class,
+    // or from kGrowingRegionMinBytes on into a huge region (huge_region.h).
     uint32_t new_pages = LargeClassPages(PagesFor(size));
     if (size_t{new_pages} << kLgPageBytes == old_size) return pointer;
     Chunk* chunk = ChunkOf(pointer);
@@ -314,20 +348,6 @@ void* Reallocate(void* pointer, size_t size) {
       PurgerAfterUnlock();
       return pointer;
     }
-  } else if (!IsArenaChunk(pointer) && size > kLargeMaxBytes) {
-    void* owner = nullptr;
-    size_t old_bytes = 0;
-    void* moved = HugeReallocate(pointer, size, &owner, &old_bytes);
-    if (moved == nullptr) {
-      PurgeAllArenas();
-      if (RunLowMemoryCallback(size)) moved = HugeReallocate(pointer, size, &owner, &old_bytes);
-    }
-    if (moved == nullptr) {
-      errno = ENOMEM;
-    } else if (owner != nullptr) {
-      ArenaResizeHuge(static_cast<Arena*>(owner), old_bytes, PagesFor(size) << kLgPageBytes);
-    }
-    return moved;
   }
   void* block = AllocateSlow(size, 0, false, true);
   if (block == nullptr) return nullptr;

@@ -164,8 +164,9 @@ bool HugeFree(void* pointer, void** owner, size_t* bytes) {
 namespace {
 
 // The block `old` at `bytes` (page multiple, != old.bytes); its address is 0 when nothing could
-// be had (`old` is then intact). Region blocks shrink and grow in place where they can, else move
-// by copy into a new block; mappings of their own use mremap.
+// be had (`old` is then intact). Region blocks shrink and grow in place where they can (growing by
+// a whole GrowthPages step when the room is there), else move by copy into a new block with that
+// room; mappings of their own use mremap.
 Slot Resized(const Slot& old, size_t bytes) {
   Slot resized = old;
   resized.bytes = bytes;
@@ -175,9 +176,12 @@ Slot Resized(const Slot& old, size_t bytes) {
     resized.address = reinterpret_cast<uintptr_t>(OsRemap(pointer, old.bytes, bytes));
   } else if (bytes < old.bytes) {
     HugeRegionShrink(pointer, old.bytes, bytes);
+  } else if (size_t roomy = GrowthPages(bytes >> kLgPageBytes) << kLgPageBytes;
+             HugeRegionGrowInPlace(pointer, old.bytes, roomy)) {
+    resized.bytes = roomy;  // a growth step at once: a buffer grown by appends grows O(log n) times
   } else if (!HugeRegionGrowInPlace(pointer, old.bytes, bytes)) {
     size_t reused = 0;
-    resized = NewBlock(bytes, kPageBytes, &reused, old.owner);
+    resized = NewBlock(roomy, kPageBytes, &reused, old.owner);
     if (resized.address != 0) {
       std::memcpy(reinterpret_cast<void*>(resized.address), pointer, old.bytes);
       HugeRegionPut(pointer, old.bytes);
@@ -188,17 +192,27 @@ Slot Resized(const Slot& old, size_t bytes) {
 
 }  // namespace
 
-void* HugeReallocate(void* pointer, size_t bytes, void** owner, size_t* old_bytes_out) {
-  if (!HugeBytesOk(bytes)) return nullptr;
+void* HugeReallocate(void* pointer, size_t bytes, void** owner, size_t* old_bytes_out,
+                     size_t* new_bytes_out) {
+  if (!HugeBytesOk(bytes)) {
+    *old_bytes_out = HugeSize(pointer);
+    return nullptr;
+  }
   bytes = PagesFor(bytes) << kLgPageBytes;
   Slot old;
   {
     MutexLock lock(&g_huge_lock);
     Slot* slot = Find(reinterpret_cast<uintptr_t>(pointer));
-    if (slot == nullptr) return nullptr;
-    if (slot->bytes == bytes) {
+    if (slot == nullptr) {
+      *old_bytes_out = 0;
+      return nullptr;
+    }
+    // A region block stays as it is within a growth step (GrowthPages): a buffer that grows by
+    // realloc into the room a copy gave it, or shrinks by less than a quarter, keeps its place.
+    if (slot->bytes == bytes || (slot->in_region && HugeRegionBlockKept(slot->bytes, bytes))) {
       *owner = slot->owner;
-      *old_bytes_out = bytes;
+      *old_bytes_out = slot->bytes;
+      *new_bytes_out = slot->bytes;
       return pointer;
     }
     old = *slot;
@@ -215,6 +229,7 @@ void* HugeReallocate(void* pointer, size_t bytes, void** owner, size_t* old_byte
     return nullptr;
   }
   Insert(resized);
+  *new_bytes_out = resized.bytes;
   return reinterpret_cast<void*>(resized.address);
 }
 

@@ -32,6 +32,9 @@ struct Region {
 };
 
 constexpr size_t kMapBytes = size_t{kHugeRegionPages} * sizeof(uint32_t);
+// Marks the map entry of a live block's first page (span records number far fewer).
+constexpr uint32_t kLiveHead = uint32_t{1} << 31;
+static_assert(kHugeSpanRecords < kLiveHead && kHugeRegionPages < kLiveHead);
 constexpr long kNone = -1;
 
 constinit Mutex g_lock;
@@ -59,9 +62,11 @@ void MarkEnds(size_t index) {
   MapAt(span.region, span.first + span.pages - 1) = static_cast<uint32_t>(index + 1);
 }
 
+// The last page of a live block carries 0, its first kLiveHead | its length (for
+// HugeRegionLiveBytes, which reads it without the lock; hence the atomic store).
 void MarkLive(uint32_t region, uint32_t first, uint32_t pages) {
-  MapAt(region, first) = 0;
   MapAt(region, first + pages - 1) = 0;
+  __atomic_store_n(&MapAt(region, first), kLiveHead | pages, __ATOMIC_RELAXED);
 }
 
 // The free span whose first (or last) page is `page`; kNone when a live block's page is there.
@@ -166,8 +171,10 @@ long AddRegion() {
     OsUnmap(base, kHugeRegionBytes);
     return kNone;
   }
-  g_regions[slot] = Region{base, map};
-  g_region_count = std::max(g_region_count, slot + 1);
+  // map before base, count last: HugeRegionLiveBytes reads them in the other order, unlocked.
+  __atomic_store_n(&g_regions[slot].map, map, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_regions[slot].base, base, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_region_count, std::max(g_region_count, slot + 1), __ATOMIC_RELEASE);
   return static_cast<long>(
       InsertFree(static_cast<uint32_t>(slot), 0, kHugeRegionPages, SpanState::kClean, 0));
 }
@@ -195,9 +202,12 @@ void UnmapIfEmpty(size_t index) {
   const Span& span = g_spans[index];
   if (span.state != SpanState::kClean || span.pages != kHugeRegionPages) return;
   Region& region = g_regions[span.region];
-  OsUnmap(region.base, kHugeRegionBytes);
-  OsUnmap(region.map, kMapBytes);
-  region = Region{};
+  unsigned char* base = region.base;
+  uint32_t* map = region.map;
+  __atomic_store_n(&region.base, nullptr, __ATOMIC_RELEASE);  // first: see HugeRegionLiveBytes
+  __atomic_store_n(&region.map, nullptr, __ATOMIC_RELAXED);
+  OsUnmap(base, kHugeRegionBytes);
+  OsUnmap(map, kMapBytes);
   RemoveSpan(index);
 }
 
@@ -297,6 +307,9 @@ void FreePages(uint32_t region, uint32_t first, uint32_t pages, bool keep) {
   }
   MutexLock lock(&g_lock);
   EnsureRecordLocked();
+  // No longer a live head, even where the pages join a free span before them (and the entry is
+  // not rewritten as a span's end).
+  __atomic_store_n(&MapAt(region, first), 0u, __ATOMIC_RELAXED);
   SpanState state = keep ? SpanState::kDirty : SpanState::kClean;
   if (keep) g_dirty_pages += pages;
   InsertFree(region, first, pages, state, keep ? DecayNowNs() : 0);
@@ -405,6 +418,8 @@ void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes) {
     MutexLock lock(&g_lock);
     place = PlaceOfLocked(block);
     MarkLive(place.region, place.first, new_pages);
+    // Until Release frees it, the tail is a block of its own: the region stays tiled.
+    MarkLive(place.region, place.first + new_pages, old_pages - new_pages);
   }
   Release(place.region, place.first + new_pages, old_pages - new_pages);
 }
@@ -441,6 +456,21 @@ HugeRegionStats GetHugeRegionStats() {
                          regions * kMapBytes, g_reused_bytes, g_grown_in_place};
 }
 
+size_t HugeRegionLiveBytes(const void* block) {
+  auto* address = static_cast<const unsigned char*>(block);
+  size_t count = __atomic_load_n(&g_region_count, __ATOMIC_ACQUIRE);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned char* base = __atomic_load_n(&g_regions[i].base, __ATOMIC_ACQUIRE);
+    if (base == nullptr || address < base || address >= base + kHugeRegionBytes) continue;
+    const uint32_t* map = __atomic_load_n(&g_regions[i].map, __ATOMIC_RELAXED);
+    size_t offset = static_cast<size_t>(address - base);
+    if (map == nullptr || offset % kPageBytes != 0) return 0;
+    uint32_t entry = __atomic_load_n(&map[offset >> kLgPageBytes], __ATOMIC_RELAXED);
+    return (entry & kLiveHead) != 0 ? size_t{entry & ~kLiveHead} << kLgPageBytes : 0;
+  }
+  return 0;
+}
+
 bool HugeRegionContains(const void* pointer) {
   MutexLock lock(&g_lock);
   return RegionOf(pointer) != kNone;
@@ -474,6 +504,20 @@ void HugeRegionValidate() {
     }
   }
   LETHE_CHECK(dirty == g_dirty_pages, "huge region dirty count is off");
+  // Every region is tiled by free spans and live blocks, each live block's first entry naming
+  // its length.
+  for (uint32_t region = 0; region < g_region_count; ++region) {
+    if (g_regions[region].base == nullptr) continue;
+    for (uint32_t page = 0; page < kHugeRegionPages;) {
+      long span = SpanStartingAt(region, page);
+      uint32_t entry = MapAt(region, page);
+      uint32_t pages = span != kNone ? g_spans[span].pages : entry & ~kLiveHead;
+      LETHE_CHECK(span != kNone || ((entry & kLiveHead) != 0 && pages > 0 &&
+                                    page + pages <= kHugeRegionPages),
+                  "huge region page is neither a free span's nor a live block's first");
+      page += pages;
+    }
+  }
   for (size_t i = 0; i < g_region_count; ++i) {
     LETHE_CHECK(free_pages[i] <= kHugeRegionPages, "huge region has more free pages than pages");
   }

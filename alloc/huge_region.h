@@ -14,7 +14,8 @@
 // (pages nobody writes cost neither RSS nor commit charge, except under overcommit_memory=2,
 // where the kernel charges the whole reservation), plus a side map with one 32-bit entry per
 // page. A free span's first and last pages carry 1 + the index of its span record; a live
-// block's first and last pages carry 0; other entries are stale and never read.
+// block's first page carries kLiveHead | its length in pages and its last page 0; other entries
+// are stale and never read (none carries kLiveHead).
 //
 // Invariants (HugeRegionValidate): every region is tiled by live blocks and free spans; two free
 // spans of the same state never touch (dirty pages are not coalesced with clean ones, so that
@@ -45,12 +46,21 @@ inline constexpr size_t kHugeRegionMaxBlockBytes = kHugeRegionBytes / 2;
 // synthetic loop, against a real program's footprint. Cut from regions all the same, such blocks
 // grow in place and leave their neighbours' dirty spans in place.
 inline constexpr size_t kHugeRegionKeepMaxBytes = size_t{16} << 20;
+// A large block that a realloc has to move (it outgrew its run and the pages after it) goes to a
+// region from this length on, rather than to another run: a buffer that grows once grows again,
+// and in a region the span after a block is not bounded by a chunk's end, nor cut by the small
+// runs and large blocks of the page heaps, so its next growths are in place, past kLargeMaxBytes
+// too (no copy into a huge block at 1 MiB). Runs are also best fits: the pages after a moved
+// block were seldom free. (python3's replay, record_traces.sh: its 1-1.3 MiB buffers grown by
+// 12.5% steps moved 8 times, each copy faulting in the whole new block.)
+inline constexpr size_t kGrowingRegionMinBytes = size_t{256} << 10;
 inline constexpr size_t kMaxHugeRegions = 64;
 // Span records, for every region. After a full purge there are no dirty spans and no two clean
-// ones touch, so each is followed by a live block (>= kLargeMaxBytes) or a region's end: at most
-// 65 per region. When records run short, a full purge makes room (HugeRegionPut).
-inline constexpr size_t kHugeSpanRecords = 8192;
-static_assert(kMaxHugeRegions * (kHugeRegionBytes / kLargeMaxBytes + 1) < kHugeSpanRecords);
+// ones touch, so each is followed by a live block (>= kGrowingRegionMinBytes) or a region's end:
+// at most 257 per region. When records run short, a full purge makes room (HugeRegionPut).
+inline constexpr size_t kHugeSpanRecords = 16512;
+static_assert(kMaxHugeRegions * (kHugeRegionBytes / kGrowingRegionMinBytes + 1) <=
+              kHugeSpanRecords);
 // Freed blocks stay dirty only once the process has asked for this many huge blocks: one that
 // makes a huge block or two (python3 parsing a big file once) gains nothing from keeping them
 // resident, and exits with them resident (issue 15 item 5); decoded images come by the dozen.
@@ -65,6 +75,10 @@ void* HugeRegionTake(size_t bytes, size_t* reused_bytes);
 // for reuse within LETHE_OPTIONS=huge_cache_kb (the oldest are purged past it), or are purged at
 // once before kHugeWarmupBlocks requests or when the block is over kHugeRegionKeepMaxBytes.
 void HugeRegionPut(void* block, size_t bytes);
+// The length of the live region block that starts at `block`, or 0 when no live block starts
+// there. Takes no lock: for the owner of a block (realloc's and malloc_usable_size's fast path);
+// a block freed or resized meanwhile by another thread is the caller's race.
+size_t HugeRegionLiveBytes(const void* block);
 // Grows the block in place into the free span(s) after it; false when they are too short.
 bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes);
 // Shrinks the block in place; the tail becomes a dirty free span.

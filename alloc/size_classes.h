@@ -9,7 +9,8 @@
 //             4096, 4608, 5120, ..., 14336             (still small: served from multi-page runs)
 //   large     4 per doubling of the page count: 16, 20, 24, 28, 32, 40, ... 896 KiB, then
 //             kLargeMaxBytes (a whole chunk's usable pages): runs inside a chunk
-//   huge      larger than kLargeMaxBytes (>= 1 MiB): cut from huge regions, or mapped alone
+//   huge      larger than kLargeMaxBytes (>= 1 MiB): cut from huge regions, or mapped alone;
+//             also a block of 256 KiB or more that a realloc moves (huge_region.h)
 //
 // Worst-case internal waste of a request of n bytes: at most max(15, n / 8) bytes for a small
 // one (quantum steps waste < 16 bytes; in the 8-per-doubling ranges a class is at most an
@@ -226,6 +227,16 @@ constexpr uint32_t LargeClassPages(size_t pages) {
   return rounded < kChunkUsablePages ? rounded : static_cast<uint32_t>(kChunkUsablePages);
 }
 
+// The length in pages a growing buffer of `pages` (>= 4) pages gets when it has to move: the same
+// 4 steps per doubling as the large classes, without their cap, so that a block that keeps growing
+// moves O(log n) times past kLargeMaxBytes too (huge.h: a region block realloc copies).
+constexpr size_t GrowthPages(size_t pages) {
+  uint64_t below = pages - 1;
+  int granule_lg = 61 - std::countl_zero(below);  // floor(log2(below)) - 2
+  if (granule_lg < 0) granule_lg = 0;
+  return ((below >> granule_lg) + 1) << granule_lg;
+}
+
 // The size a request of `size` bytes gets (the class size; page-rounded for huge).
 // 0 when the size cannot be served (it would overflow).
 inline size_t GoodSize(size_t size) {
@@ -239,6 +250,8 @@ static_assert(kSmallSizes[0] == 8 && kSmallSizes.back() == kSmallMaxBytes);
 static_assert(kSmallMaxBytes < 4 * kPageBytes, "the first large class is 16 KiB");
 static_assert(LargeClassPages(4) == 4 && LargeClassPages(9) == 10 && LargeClassPages(17) == 20 &&
               LargeClassPages(225) == kChunkUsablePages && LargeClassPages(224) == 224);
+static_assert(GrowthPages(9) == 10 && GrowthPages(224) == 224 && GrowthPages(257) == 320 &&
+              GrowthPages(320) == 320 && GrowthPages(321) == 384);
 static_assert(kChunkPages <= 256 * 16, "page numbers fit the map entry");
 
 }  // namespace lethe::internal

@@ -59,7 +59,11 @@ TEST(Allocator, LargeReallocWithinItsClassDoesNothingAndPastItMovesOnceToTheNext
     auto* grown = static_cast<unsigned char*>(lethe_realloc(buffer, size));
     ASSERT_NE(grown, nullptr);
     ASSERT_EQ(grown[size - 1001], static_cast<unsigned char>(size)) << size;
-    ASSERT_EQ(lethe_usable_size(grown), lethe_good_size(size)) << size;
+    // A run is of the size's class; a block that moved into a region (from
+    // kGrowingRegionMinBytes on) is of its growth step.
+    size_t step = IsArenaChunk(grown) ? lethe_good_size(size)
+                                      : GrowthPages(PagesFor(size)) << kLgPageBytes;
+    ASSERT_EQ(lethe_usable_size(grown), step) << size;
     if (size <= before) {
       ASSERT_EQ(grown, buffer) << "within its class " << size;
     }
@@ -72,10 +76,12 @@ TEST(Allocator, LargeReallocWithinItsClassDoesNothingAndPastItMovesOnceToTheNext
   }
   EXPECT_LE(changes, 25u);
   EXPECT_LE(moves, changes);
-  EXPECT_EQ(lethe_usable_size(buffer), kLargeMaxBytes);
-  // Shrinking into a smaller class gives the tail back in place.
+  EXPECT_EQ(lethe_usable_size(buffer),
+            IsArenaChunk(buffer) ? kLargeMaxBytes : GrowthPages(kChunkUsablePages) << kLgPageBytes);
+  // Shrinking into a smaller class gives the tail back in place, or, under
+  // kGrowingRegionMinBytes, out of a region into a run.
   void* shrunk = lethe_realloc(buffer, 100 * 1024);
-  EXPECT_EQ(shrunk, buffer);
+  EXPECT_EQ(shrunk == buffer, IsArenaChunk(buffer));
   EXPECT_EQ(lethe_usable_size(shrunk), lethe_good_size(100 * 1024));
   lethe_free(shrunk);
   for (void* block : neighbours) lethe_free(block);
@@ -114,6 +120,62 @@ TEST(Allocator, ReallocAcrossSmallLargeAndHugeKeepsContents) {
     for (int i = 0; i < 10; ++i) ASSERT_EQ(block[i], i + 1) << size;
   }
   lethe_free(block);
+  ValidateHeap();
+}
+
+// A buffer that a realloc moves from kGrowingRegionMinBytes on goes to a huge region with room to
+// grow (GrowthPages), then grows in place there, past kLargeMaxBytes too, instead of moving at
+// every class (huge_region.h).
+TEST(Allocator, AGrowingBufferMovedPast256KibGrowsInAHugeRegion) {
+  auto* buffer = static_cast<unsigned char*>(lethe_malloc(260 * 1024));
+  ASSERT_NE(buffer, nullptr);
+  ASSERT_TRUE(IsArenaChunk(buffer)) << "malloc gives a run";
+  std::memset(buffer, 0x3d, 260 * 1024);
+  // Whatever follows the run, a block taken there now keeps it from growing in place.
+  Chunk* chunk = ChunkOf(buffer);
+  uint32_t after = PageOf(chunk, buffer) + MapCount(chunk->map[PageOf(chunk, buffer)]);
+  std::vector<void*> blockers;
+  auto free_after = [&] { return after < kChunkPages && MapKind(chunk->map[after]) == PageKind::kFree; };
+  for (int i = 0; i < 16 && free_after(); ++i) blockers.push_back(lethe_malloc(100 * 1024));
+  ASSERT_FALSE(free_after()) << "the test needs the pages after the run taken";
+  auto* moved = static_cast<unsigned char*>(lethe_realloc(buffer, 400 * 1024));
+  ASSERT_NE(moved, nullptr);
+  EXPECT_FALSE(IsArenaChunk(moved)) << "moved into a region, not into another run";
+  EXPECT_EQ(HugeSize(moved), GrowthPages(PagesFor(400 * 1024)) << kLgPageBytes)
+      << "with room to grow";
+  EXPECT_EQ(lethe_usable_size(moved), HugeSize(moved));
+  buffer = moved;
+  // Then grown 12.5% at a time, as Python grows its lists and byte arrays, up to 3 MiB.
+  size_t size = 400 * 1024, moves = 0, reallocs = 0;
+  while (size < (size_t{3} << 20)) {
+    size += size / 8;
+    auto* grown = static_cast<unsigned char*>(lethe_realloc(buffer, size));
+    ASSERT_NE(grown, nullptr);
+    ASSERT_FALSE(IsArenaChunk(grown)) << size;
+    ASSERT_GE(lethe_usable_size(grown), size);
+    ASSERT_EQ(grown[0], 0x3d);
+    ASSERT_EQ(grown[260 * 1024 - 1], 0x3d);
+    if (grown != buffer) ++moves;
+    ++reallocs;
+    buffer = grown;
+  }
+  // In a fresh region the pages after the block are free: every later growth is in place, by a
+  // whole growth step.
+  EXPECT_LE(moves, 1u) << "of " << reallocs << " reallocs";
+  EXPECT_EQ(lethe_usable_size(buffer), GrowthPages(PagesFor(size)) << kLgPageBytes);
+  // Shrinking by less than a quarter keeps the block as it is; by more, its tail goes back.
+  size_t usable = lethe_usable_size(buffer);
+  EXPECT_EQ(lethe_realloc(buffer, usable - usable / 5), buffer);
+  EXPECT_EQ(lethe_usable_size(buffer), usable);
+  EXPECT_EQ(lethe_realloc(buffer, usable / 2), buffer);
+  EXPECT_EQ(lethe_usable_size(buffer), usable / 2);
+  // Under kGrowingRegionMinBytes it goes back into a run, contents kept.
+  auto* small = static_cast<unsigned char*>(lethe_realloc(buffer, 100 * 1024));
+  ASSERT_NE(small, nullptr);
+  EXPECT_TRUE(IsArenaChunk(small));
+  for (size_t i = 0; i < 100 * 1024; i += 4096) ASSERT_EQ(small[i], 0x3d) << i;
+  lethe_free(small);
+  for (void* block : blockers) lethe_free(block);
   ValidateHeap();
 }
 
@@ -353,6 +415,11 @@ TEST(Allocator, PeakCounterMatchesTheArenasAfterEveryKindOfCall) {
 TEST(AllocatorDeathTest, FreeingAStackAddressAborts) {
   int local = 0;
   EXPECT_DEATH(lethe_free(&local), "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
+}
+
+TEST(AllocatorDeathTest, ReallocOfAnAddressNoAllocatorGaveToAHugeSizeAborts) {
+  int local = 0;
+  EXPECT_DEATH(lethe_realloc(&local, 1 << 20), "lethe: realloc\\(\\): invalid pointer 0x[0-9a-f]+");
 }
 
 TEST(AllocatorDeathTest, FreeingTheMiddleOfALargeBlockAborts) {

@@ -154,6 +154,32 @@ TEST_F(HugeRegion, ABlockGrowsInPlaceIntoFreePagesAndMovesOnceWhenBlocked) {
   HugeRegionValidate();
 }
 
+// HugeRegionLiveBytes (realloc's and malloc_usable_size's lock-free path) reads a block's length
+// from its first page's map entry: right after every change, and nothing for any other address.
+TEST_F(HugeRegion, LiveBytesNamesOnlyALiveBlocksFirstPageAndFollowsItsChanges) {
+  unsigned char* before = FilledBlock(2 * kMiB, 1);
+  unsigned char* block = FilledBlock(3 * kMiB, 2);
+  ASSERT_EQ(block, before + 2 * kMiB);
+  EXPECT_EQ(HugeRegionLiveBytes(block), 3 * kMiB);
+  EXPECT_EQ(HugeRegionLiveBytes(block + kPageBytes), 0u) << "inside the block";
+  EXPECT_EQ(HugeRegionLiveBytes(block + 16), 0u) << "not page-aligned";
+  int local = 0;
+  EXPECT_EQ(HugeRegionLiveBytes(&local), 0u) << "in no region";
+  ASSERT_EQ(lethe_realloc(block, 4 * kMiB), block);  // grown in place
+  EXPECT_EQ(HugeRegionLiveBytes(block), 4 * kMiB);
+  ASSERT_EQ(lethe_realloc(block, kMiB + kPageBytes), block);  // shrunk in place
+  EXPECT_EQ(HugeRegionLiveBytes(block), kMiB + kPageBytes);
+  EXPECT_EQ(HugeRegionLiveBytes(block + kMiB + kPageBytes), 0u) << "the freed tail";
+  // Freed after the block before it: its first page ends up inside one free span.
+  lethe_free(before);
+  lethe_free(block);
+  EXPECT_EQ(HugeRegionLiveBytes(block), 0u);
+  EXPECT_EQ(HugeRegionLiveBytes(before), 0u);
+  HugeRegionValidate();
+  // realloc of a freed block's address is caught, though its old length is still in the pages.
+  EXPECT_DEATH(lethe_realloc(block, kMiB + kPageBytes), "lethe: realloc\\(\\): invalid pointer");
+}
+
 TEST_F(HugeRegion, ABlockShrinksInPlaceAndItsTailServesTheNextBlock) {
   unsigned char* block = FilledBlock(6 * kMiB, 4);
   auto* shrunk = static_cast<unsigned char*>(lethe_realloc(block, 2 * kMiB));
