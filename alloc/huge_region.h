@@ -1,5 +1,6 @@
-// huge_region.h — huge blocks (over kLargeMaxBytes, up to kHugeRegionMaxBlockBytes) cut from
-// regions of reserved address space, as a page heap of their own: a freed block becomes a free
+// huge_region.h — huge blocks (over kLargeMaxBytes, up to kHugeRegionMaxBlockBytes; and growing
+// buffers from kGrowingRegionMinBytes that a realloc moved) cut from regions of reserved address
+// space, as a page heap of their own: a freed block becomes a free
 // span at the same address, coalesced with its free neighbours, and its pages stay resident
 // (dirty) until decay purges them with madvise. The next block of any length that fits is cut
 // from a dirty span first, so a decoded image's pages are written again where they already are,
