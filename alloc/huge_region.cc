@@ -44,9 +44,11 @@ constinit Span g_spans[kHugeSpanRecords] = {};
 constinit size_t g_span_count = 0;
 constinit size_t g_span_limit = kHugeSpanRecords;
 constinit uint64_t g_dirty_pages = 0;
+constinit uint64_t g_live_pages = 0;  // in live blocks (and shrunk tails not yet released)
 constinit uint64_t g_reused_bytes = 0;
 constinit uint64_t g_grown_in_place = 0;
-constinit std::atomic<uint64_t> g_requests{0};  // HugeRegionTake calls (kHugeWarmupBlocks)
+// HugeRegionTake calls, in quarters of a block over kLargeMaxBytes (kHugeWarmupBlocks).
+constinit std::atomic<uint64_t> g_warmup_quarters{0};
 
 uint64_t MaxDirtyPages() { return (g_options.huge_cache_kb << 10) >> kLgPageBytes; }
 
@@ -312,6 +314,7 @@ void FreePages(uint32_t region, uint32_t first, uint32_t pages, bool keep) {
   __atomic_store_n(&MapAt(region, first), 0u, __ATOMIC_RELAXED);
   SpanState state = keep ? SpanState::kDirty : SpanState::kClean;
   if (keep) g_dirty_pages += pages;
+  g_live_pages -= pages;
   InsertFree(region, first, pages, state, keep ? DecayNowNs() : 0);
 }
 
@@ -323,14 +326,22 @@ void ValidateIfExpensive() {
 #endif
 }
 
-bool KeepFreedPages() {
-  return g_requests.load(std::memory_order_relaxed) >= kHugeWarmupBlocks &&
-         MaxDirtyPages() > 0;
+// Whether `pages` being freed stay dirty (kHugeWarmupBlocks).
+bool KeepFreedPagesLocked(uint32_t pages) {
+  if (MaxDirtyPages() == 0 || (size_t{pages} << kLgPageBytes) > kHugeRegionKeepMaxBytes) {
+    return false;
+  }
+  return g_warmup_quarters.load(std::memory_order_relaxed) >= 4 * kHugeWarmupBlocks ||
+         g_dirty_pages + pages <= g_live_pages - pages;
 }
 
 // Frees pages of a block (all of it, or a shrunk block's tail) and keeps the dirty bound.
 void Release(uint32_t region, uint32_t first, uint32_t pages) {
-  bool keep = KeepFreedPages() && (size_t{pages} << kLgPageBytes) <= kHugeRegionKeepMaxBytes;
+  bool keep;
+  {
+    MutexLock lock(&g_lock);
+    keep = KeepFreedPagesLocked(pages);
+  }
   FreePages(region, first, pages, keep);
   EnforceDirtyLimit();
   ValidateIfExpensive();
@@ -355,7 +366,7 @@ void* HugeRegionTake(size_t bytes, size_t* reused_bytes) {
   if (bytes > kHugeRegionMaxBlockBytes) return nullptr;
   auto pages = static_cast<uint32_t>(bytes >> kLgPageBytes);
   MutexLock lock(&g_lock);
-  g_requests.fetch_add(1, std::memory_order_relaxed);
+  g_warmup_quarters.fetch_add(bytes > kLargeMaxBytes ? 4 : 1, std::memory_order_relaxed);
   long index = ChooseSpan(pages);
   if (index == kNone) {
     EnsureRecordLocked();
@@ -373,6 +384,7 @@ void* HugeRegionTake(size_t bytes, size_t* reused_bytes) {
     CutFront(static_cast<size_t>(index), pages);
   }
   MarkLive(span.region, span.first, pages);
+  g_live_pages += pages;
   *reused_bytes = size_t{dirty} << kLgPageBytes;
   g_reused_bytes += *reused_bytes;
   return AddressOf(span.region, span.first);
@@ -407,6 +419,7 @@ bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes) {
   }
   MarkLive(region, first, old_pages + extra);
   ++g_grown_in_place;
+  g_live_pages += extra;
   return true;
 }
 

@@ -62,19 +62,24 @@ inline constexpr size_t kMaxHugeRegions = 64;
 inline constexpr size_t kHugeSpanRecords = 16512;
 static_assert(kMaxHugeRegions * (kHugeRegionBytes / kGrowingRegionMinBytes + 1) <=
               kHugeSpanRecords);
-// Freed blocks stay dirty only once the process has asked for this many huge blocks: one that
-// makes a huge block or two (python3 parsing a big file once) gains nothing from keeping them
-// resident, and exits with them resident (issue 15 item 5); decoded images come by the dozen.
+// Freed blocks stay dirty only once the process has asked for this many blocks over
+// kLargeMaxBytes, or four times as many growing buffers moved in from runs: one that makes a huge
+// block or two (python3 parsing a big file once) gains nothing from keeping them resident, and
+// exits with them resident (issue 15 item 5); decoded images come by the dozen. Until then, a
+// freed block stays dirty only while the dirty pages do not outnumber those of the blocks still
+// live: a process that grows a buffer or two and drops them exits without them, one that keeps
+// growing buffers reuses the pages.
 inline constexpr uint64_t kHugeWarmupBlocks = 2;
 
-// A block of `bytes` (a page multiple, > kLargeMaxBytes) cut from a region; nullptr when it is
+// A block of `bytes` (a page multiple, > kLargeMaxBytes, or from kGrowingRegionMinBytes for a
+// growing buffer) cut from a region; nullptr when it is
 // larger than kHugeRegionMaxBlockBytes or no region has room and none can be reserved.
 // *reused_bytes: the length of its start that may hold old data (dirty pages); the rest reads
 // as zero.
 void* HugeRegionTake(size_t bytes, size_t* reused_bytes);
 // Frees a block that HugeRegionTake returned (`bytes`: its current length); its pages stay dirty
 // for reuse within LETHE_OPTIONS=huge_cache_kb (the oldest are purged past it), or are purged at
-// once before kHugeWarmupBlocks requests or when the block is over kHugeRegionKeepMaxBytes.
+// once before the warm-up (kHugeWarmupBlocks) or when the block is over kHugeRegionKeepMaxBytes.
 void HugeRegionPut(void* block, size_t bytes);
 // The length of the live region block that starts at `block`, or 0 when no live block starts
 // there. Takes no lock: for the owner of a block (realloc's and malloc_usable_size's fast path);

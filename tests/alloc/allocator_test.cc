@@ -5,11 +5,14 @@
 #include <errno.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "huge.h"
+#include "huge_region.h"
 #include "lethe/alloc.h"
 #include "os.h"
 
@@ -527,6 +530,47 @@ TEST(AllocatorDeathTest, UsableSizeOfAForeignPointerAborts) {
 
 namespace lethe::internal {
 namespace {
+
+// A growing buffer moved into a region (under 256 KiB, then grown past a blocker), freed.
+// Returns the bytes it had.
+size_t GrowIntoARegionAndFree() {
+  auto* buffer = static_cast<unsigned char*>(lethe_malloc(200 * 1024));
+  std::vector<void*> blockers;
+  Chunk* chunk = ChunkOf(buffer);
+  uint32_t after = PageOf(chunk, buffer) + MapCount(chunk->map[PageOf(chunk, buffer)]);
+  for (int i = 0; i < 16 && after < kChunkPages && MapKind(chunk->map[after]) == PageKind::kFree;
+       ++i) {
+    blockers.push_back(lethe_malloc(100 * 1024));
+  }
+  buffer = static_cast<unsigned char*>(lethe_realloc(buffer, 400 * 1024));
+  size_t bytes = IsArenaChunk(buffer) ? 0 : HugeSize(buffer);
+  std::memset(buffer, 1, 400 * 1024);
+  lethe_free(buffer);
+  for (void* block : blockers) lethe_free(block);
+  return bytes;
+}
+
+// Before the warm-up (kHugeWarmupBlocks), a freed growing buffer stays dirty only while the
+// blocks still live in regions outnumber the dirty pages. In a fresh process (the warm-up is
+// one-way): the "threadsafe" death-test style runs the statement in a re-executed binary.
+TEST(AllocatorHugeRegionDeathTest, BeforeTheWarmUpAGrowingBufferStaysDirtyOnlyBesideLiveBlocks) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        size_t alone = GrowIntoARegionAndFree();
+        uint64_t dirty_alone = GetHugeRegionStats().dirty_bytes;
+        void* live = lethe_malloc(2 << 20);  // a huge block: a step of the warm-up, not all
+        size_t beside = GrowIntoARegionAndFree();
+        uint64_t dirty_beside = GetHugeRegionStats().dirty_bytes;
+        std::fprintf(stderr, "alone %zu dirty %llu; beside %zu dirty %llu\n", alone,
+                     static_cast<unsigned long long>(dirty_alone), beside,
+                     static_cast<unsigned long long>(dirty_beside));
+        lethe_free(live);
+        bool ok = alone > 0 && dirty_alone == 0 && beside > 0 && dirty_beside == beside;
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
 
 TEST(AllocatorHugeRegion, FreedHugeBlocksAreKeptAsDirtyReusedZeroedByCallocAndPurged) {
   // Freed huge pages are kept once kHugeWarmupBlocks were asked for.
