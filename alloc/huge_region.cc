@@ -1,7 +1,7 @@
 // Huge regions (see huge_region.h). The span records of every region are packed in one array at
-// [0, g_span_count): best fit is a linear scan (a few dozen spans, next to blocks of a MiB and
-// more that get written in full), and removing a record moves the last one into its place and
-// rewrites that record's two map entries.
+// [0, g_span_count): best fit is a linear scan (a few dozen spans, a hundred with 64 growing
+// buffers interleaved, next to blocks of 128 KiB and more that get written), and removing a
+// record moves the last one into its place and rewrites that record's two map entries.
 #include "huge_region.h"
 
 #include <algorithm>

@@ -54,12 +54,12 @@ inline constexpr size_t kHugeRegionKeepMaxBytes = size_t{16} << 20;
 // too (no copy into a huge block at 1 MiB). Runs are also best fits: the pages after a moved
 // block were seldom free. (python3's replay, record_traces.sh: its 1-1.3 MiB buffers grown by
 // 12.5% steps moved 8 times, each copy faulting in the whole new block.)
-inline constexpr size_t kGrowingRegionMinBytes = size_t{256} << 10;
+inline constexpr size_t kGrowingRegionMinBytes = size_t{128} << 10;
 inline constexpr size_t kMaxHugeRegions = 64;
 // Span records, for every region. After a full purge there are no dirty spans and no two clean
 // ones touch, so each is followed by a live block (>= kGrowingRegionMinBytes) or a region's end:
-// at most 257 per region. When records run short, a full purge makes room (HugeRegionPut).
-inline constexpr size_t kHugeSpanRecords = 16512;
+// at most 513 per region. When records run short, a full purge makes room (HugeRegionPut).
+inline constexpr size_t kHugeSpanRecords = 32832;
 static_assert(kMaxHugeRegions * (kHugeRegionBytes / kGrowingRegionMinBytes + 1) <=
               kHugeSpanRecords);
 // Freed blocks stay dirty only once the process has asked for this many blocks over

@@ -10,7 +10,7 @@
 //   large     4 per doubling of the page count: 16, 20, 24, 28, 32, 40, ... 896 KiB, then
 //             kLargeMaxBytes (a whole chunk's usable pages): runs inside a chunk
 //   huge      larger than kLargeMaxBytes (>= 1 MiB): cut from huge regions, or mapped alone;
-//             also a block of 256 KiB or more that a realloc moves (huge_region.h)
+//             also a block of 128 KiB or more that a realloc moves (huge_region.h)
 //
 // Worst-case internal waste of a request of n bytes: at most max(15, n / 8) bytes for a small
 // one (quantum steps waste < 16 bytes; in the 8-per-doubling ranges a class is at most an

@@ -129,7 +129,7 @@ TEST(Allocator, ReallocAcrossSmallLargeAndHugeKeepsContents) {
 // A buffer that a realloc moves from kGrowingRegionMinBytes on goes to a huge region with room to
 // grow (GrowthPages), then grows in place there, past kLargeMaxBytes too, instead of moving at
 // every class (huge_region.h).
-TEST(Allocator, AGrowingBufferMovedPast256KibGrowsInAHugeRegion) {
+TEST(Allocator, AGrowingBufferThatMovesGrowsOnInAHugeRegion) {
   auto* buffer = static_cast<unsigned char*>(lethe_malloc(260 * 1024));
   ASSERT_NE(buffer, nullptr);
   ASSERT_TRUE(IsArenaChunk(buffer)) << "malloc gives a run";
@@ -531,7 +531,7 @@ TEST(AllocatorDeathTest, UsableSizeOfAForeignPointerAborts) {
 namespace lethe::internal {
 namespace {
 
-// A growing buffer moved into a region (under 256 KiB, then grown past a blocker), freed.
+// A growing buffer moved into a region (200 KiB, then grown past a blocker to 400 KiB), freed.
 // Returns the bytes it had.
 size_t GrowIntoARegionAndFree() {
   auto* buffer = static_cast<unsigned char*>(lethe_malloc(200 * 1024));
