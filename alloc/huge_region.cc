@@ -518,7 +518,8 @@ void HugeRegionValidate() {
   }
   LETHE_CHECK(dirty == g_dirty_pages, "huge region dirty count is off");
   // Every region is tiled by free spans and live blocks, each live block's first entry naming
-  // its length.
+  // its length; the live blocks' pages add up to g_live_pages.
+  uint64_t live = 0;
   for (uint32_t region = 0; region < g_region_count; ++region) {
     if (g_regions[region].base == nullptr) continue;
     for (uint32_t page = 0; page < kHugeRegionPages;) {
@@ -528,9 +529,11 @@ void HugeRegionValidate() {
       LETHE_CHECK(span != kNone || ((entry & kLiveHead) != 0 && pages > 0 &&
                                     page + pages <= kHugeRegionPages),
                   "huge region page is neither a free span's nor a live block's first");
+      if (span == kNone) live += pages;
       page += pages;
     }
   }
+  LETHE_CHECK(live == g_live_pages, "huge region live page count is off");
   for (size_t i = 0; i < g_region_count; ++i) {
     LETHE_CHECK(free_pages[i] <= kHugeRegionPages, "huge region has more free pages than pages");
   }
