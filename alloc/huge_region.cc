@@ -300,22 +300,42 @@ void EnforceDirtyLimit() {
       [] { return g_dirty_pages > MaxDirtyPages() ? OldestDirtyLocked() : kNone; }, false);
 }
 
-// Frees [first, first + pages) of `region` as dirty, or as clean after purging it here when
-// nothing is to be kept. The pages are the caller's until this returns.
-void FreePages(uint32_t region, uint32_t first, uint32_t pages, bool keep) {
-  if (!keep) {
-    OsPurgeBatch batch;
-    batch.Add(AddressOf(region, first), size_t{pages} << kLgPageBytes);
+// Whether `pages` being freed stay dirty (kHugeWarmupBlocks).
+bool KeepFreedPagesLocked(uint32_t pages) {
+  if (MaxDirtyPages() == 0 || (size_t{pages} << kLgPageBytes) > kHugeRegionKeepMaxBytes) {
+    return false;
   }
-  MutexLock lock(&g_lock);
+  return g_warmup_quarters.load(std::memory_order_relaxed) >= 4 * kHugeWarmupBlocks ||
+         g_dirty_pages + pages <= g_live_pages - pages;
+}
+
+// Under the lock: records a freed block's pages as a free span of `state`.
+void InsertFreedLocked(uint32_t region, uint32_t first, uint32_t pages, SpanState state) {
   EnsureRecordLocked();
   // No longer a live head, even where the pages join a free span before them (and the entry is
   // not rewritten as a span's end).
   __atomic_store_n(&MapAt(region, first), 0u, __ATOMIC_RELAXED);
-  SpanState state = keep ? SpanState::kDirty : SpanState::kClean;
-  if (keep) g_dirty_pages += pages;
+  if (state == SpanState::kDirty) g_dirty_pages += pages;
   g_live_pages -= pages;
-  InsertFree(region, first, pages, state, keep ? DecayNowNs() : 0);
+  InsertFree(region, first, pages, state, state == SpanState::kDirty ? DecayNowNs() : 0);
+}
+
+// Frees [first, first + pages) of `region`: as dirty when they are kept (one lock), else as clean
+// after purging them without the lock. The pages are the caller's until this returns.
+void FreePages(uint32_t region, uint32_t first, uint32_t pages) {
+  {
+    MutexLock lock(&g_lock);
+    if (KeepFreedPagesLocked(pages)) {
+      InsertFreedLocked(region, first, pages, SpanState::kDirty);
+      return;
+    }
+  }
+  {
+    OsPurgeBatch batch;
+    batch.Add(AddressOf(region, first), size_t{pages} << kLgPageBytes);
+  }
+  MutexLock lock(&g_lock);
+  InsertFreedLocked(region, first, pages, SpanState::kClean);
 }
 
 // HugeRegionValidate at LETHE_DEBUG_LEVEL >= 2, after the operations that free or purge spans
@@ -326,23 +346,9 @@ void ValidateIfExpensive() {
 #endif
 }
 
-// Whether `pages` being freed stay dirty (kHugeWarmupBlocks).
-bool KeepFreedPagesLocked(uint32_t pages) {
-  if (MaxDirtyPages() == 0 || (size_t{pages} << kLgPageBytes) > kHugeRegionKeepMaxBytes) {
-    return false;
-  }
-  return g_warmup_quarters.load(std::memory_order_relaxed) >= 4 * kHugeWarmupBlocks ||
-         g_dirty_pages + pages <= g_live_pages - pages;
-}
-
 // Frees pages of a block (all of it, or a shrunk block's tail) and keeps the dirty bound.
 void Release(uint32_t region, uint32_t first, uint32_t pages) {
-  bool keep;
-  {
-    MutexLock lock(&g_lock);
-    keep = KeepFreedPagesLocked(pages);
-  }
-  FreePages(region, first, pages, keep);
+  FreePages(region, first, pages);
   EnforceDirtyLimit();
   ValidateIfExpensive();
 }
