@@ -176,15 +176,17 @@ Slot Resized(const Slot& old, size_t bytes) {
     resized.address = reinterpret_cast<uintptr_t>(OsRemap(pointer, old.bytes, bytes));
   } else if (bytes < old.bytes) {
     HugeRegionShrink(pointer, old.bytes, bytes);
-  } else if (size_t roomy = GrowthPages(bytes >> kLgPageBytes) << kLgPageBytes;
-             HugeRegionGrowInPlace(pointer, old.bytes, roomy)) {
-    resized.bytes = roomy;  // a growth step at once: a buffer grown by appends grows O(log n) times
-  } else if (!HugeRegionGrowInPlace(pointer, old.bytes, bytes)) {
-    size_t reused = 0;
-    resized = NewBlock(roomy, kPageBytes, &reused, old.owner);
-    if (resized.address != 0) {
-      std::memcpy(reinterpret_cast<void*>(resized.address), pointer, old.bytes);
-      HugeRegionPut(pointer, old.bytes);
+  } else {
+    // A growth step at once, in place or by copy: a buffer grown by appends grows O(log n) times.
+    size_t roomy = GrowthPages(bytes >> kLgPageBytes) << kLgPageBytes;
+    resized.bytes = HugeRegionGrowInPlace(pointer, old.bytes, bytes, roomy);
+    if (resized.bytes == 0) {
+      size_t reused = 0;
+      resized = NewBlock(roomy, kPageBytes, &reused, old.owner);
+      if (resized.address != 0) {
+        std::memcpy(reinterpret_cast<void*>(resized.address), pointer, old.bytes);
+        HugeRegionPut(pointer, old.bytes);
+      }
     }
   }
   return resized;

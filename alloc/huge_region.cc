@@ -405,18 +405,21 @@ void HugeRegionPut(void* block, size_t bytes) {
   Release(place.region, place.first, static_cast<uint32_t>(bytes >> kLgPageBytes));
 }
 
-bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes) {
-  if (new_bytes > kHugeRegionMaxBlockBytes) return false;
+size_t HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes,
+                             size_t room_bytes) {
+  room_bytes = std::min(std::max(room_bytes, new_bytes), kHugeRegionMaxBlockBytes);
+  if (new_bytes > room_bytes) return 0;
   auto old_pages = static_cast<uint32_t>(old_bytes >> kLgPageBytes);
-  auto extra = static_cast<uint32_t>((new_bytes - old_bytes) >> kLgPageBytes);
   MutexLock lock(&g_lock);
   auto [region, first] = PlaceOfLocked(block);
   long next = SpanStartingAt(region, first + old_pages);
-  if (next == kNone || !Usable(g_spans[next])) return false;
+  if (next == kNone || !Usable(g_spans[next])) return 0;
   uint32_t available = g_spans[next].pages;
   long after = SpanStartingAt(region, first + old_pages + available);
   if (after != kNone && Usable(g_spans[after])) available += g_spans[after].pages;
-  if (available < extra) return false;
+  auto extra = static_cast<uint32_t>((room_bytes - old_bytes) >> kLgPageBytes);
+  if (available < extra) extra = static_cast<uint32_t>((new_bytes - old_bytes) >> kLgPageBytes);
+  if (available < extra) return 0;
   uint32_t from_next = std::min(extra, g_spans[next].pages);
   CutFront(static_cast<size_t>(next), from_next);
   if (from_next < extra) {
@@ -426,7 +429,7 @@ bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes) {
   MarkLive(region, first, old_pages + extra);
   ++g_grown_in_place;
   g_live_pages += extra;
-  return true;
+  return size_t{old_pages + extra} << kLgPageBytes;
 }
 
 void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes) {

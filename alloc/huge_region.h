@@ -85,8 +85,10 @@ void HugeRegionPut(void* block, size_t bytes);
 // there. Takes no lock: for the owner of a block (realloc's and malloc_usable_size's fast path);
 // a block freed or resized meanwhile by another thread is the caller's race.
 size_t HugeRegionLiveBytes(const void* block);
-// Grows the block in place into the free span(s) after it; false when they are too short.
-bool HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes);
+// Grows the block in place into the free span(s) after it: to room_bytes (a growth step) when
+// they are that long, else to new_bytes. Returns the new length, 0 when they are too short.
+size_t HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes,
+                             size_t room_bytes = 0);
 // Shrinks the block in place; the tail becomes a dirty free span.
 void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes);
 // Purges dirty spans freed at or before now_ns - decay_ns (every one with decay_ns = 0 and now_ns
