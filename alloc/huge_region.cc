@@ -181,13 +181,13 @@ long AddRegion() {
       InsertFree(static_cast<uint32_t>(slot), 0, kHugeRegionPages, SpanState::kClean, 0));
 }
 
-// The region holding `pointer`, or kNone.
+// The region holding `pointer`, or kNone. Atomic loads: HugeRegionLiveBytes calls it unlocked.
 long RegionOf(const void* pointer) {
   auto* address = static_cast<const unsigned char*>(pointer);
-  for (size_t i = 0; i < g_region_count; ++i) {
-    const Region& region = g_regions[i];
-    if (region.base != nullptr && address >= region.base &&
-        address < region.base + kHugeRegionBytes) {
+  size_t count = __atomic_load_n(&g_region_count, __ATOMIC_ACQUIRE);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned char* base = __atomic_load_n(&g_regions[i].base, __ATOMIC_ACQUIRE);
+    if (base != nullptr && address >= base && address < base + kHugeRegionBytes) {
       return static_cast<long>(i);
     }
   }
@@ -195,8 +195,9 @@ long RegionOf(const void* pointer) {
 }
 
 uint32_t PageIn(uint32_t region, const void* pointer) {
-  return static_cast<uint32_t>((static_cast<const unsigned char*>(pointer) -
-                                g_regions[region].base) >> kLgPageBytes);
+  const unsigned char* base = __atomic_load_n(&g_regions[region].base, __ATOMIC_RELAXED);
+  return static_cast<uint32_t>((static_cast<const unsigned char*>(pointer) - base) >>
+                               kLgPageBytes);
 }
 
 // Unmaps a region that is one clean span (nothing live, nothing dirty).
@@ -479,18 +480,14 @@ HugeRegionStats GetHugeRegionStats() {
 }
 
 size_t HugeRegionLiveBytes(const void* block) {
-  auto* address = static_cast<const unsigned char*>(block);
-  size_t count = __atomic_load_n(&g_region_count, __ATOMIC_ACQUIRE);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned char* base = __atomic_load_n(&g_regions[i].base, __ATOMIC_ACQUIRE);
-    if (base == nullptr || address < base || address >= base + kHugeRegionBytes) continue;
-    const uint32_t* map = __atomic_load_n(&g_regions[i].map, __ATOMIC_RELAXED);
-    size_t offset = static_cast<size_t>(address - base);
-    if (map == nullptr || offset % kPageBytes != 0) return 0;
-    uint32_t entry = __atomic_load_n(&map[offset >> kLgPageBytes], __ATOMIC_RELAXED);
-    return (entry & kLiveHead) != 0 ? size_t{entry & ~kLiveHead} << kLgPageBytes : 0;
-  }
-  return 0;
+  long region = RegionOf(block);
+  if (region == kNone || reinterpret_cast<uintptr_t>(block) % kPageBytes != 0) return 0;
+  const uint32_t* map = __atomic_load_n(&g_regions[region].map, __ATOMIC_RELAXED);
+  if (map == nullptr) return 0;
+  uint32_t page = PageIn(static_cast<uint32_t>(region), block);
+  if (page >= kHugeRegionPages) return 0;  // the region went meanwhile: not a live block's
+  uint32_t entry = __atomic_load_n(&map[page], __ATOMIC_RELAXED);
+  return (entry & kLiveHead) != 0 ? size_t{entry & ~kLiveHead} << kLgPageBytes : 0;
 }
 
 bool HugeRegionContains(const void* pointer) {
