@@ -1,6 +1,7 @@
 // Arenas (see arena.h).
 #include "arena.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "compiler.h"
@@ -198,7 +199,8 @@ void ArenaPurgeExcess(Arena* arena) {
 
 void (*g_purge_unlocked_hook)(Arena* arena) = nullptr;
 
-uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
+uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
+                           uint64_t excess_grace_ns) {
   PurgingRuns runs;
   arena->lock.Lock();
   ArenaDrainRemoteFrees(arena);
@@ -212,7 +214,8 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
   // At most the pages dirty now: runs freed meanwhile wait for the next pass (with decay_ms:0 a
   // thread freeing in a loop would otherwise keep this one here).
   size_t budget = arena->heap.dirty_pages();
-  while (budget > 0 && arena->heap.TakeForPurge(now_ns, decay_ns, max_dirty, &runs) > 0) {
+  while (budget > 0 &&
+         arena->heap.TakeForPurge(now_ns, decay_ns, max_dirty, excess_grace_ns, &runs) > 0) {
     arena->lock.Unlock();
     if (g_purge_unlocked_hook != nullptr) g_purge_unlocked_hook(arena);
     runs.Purge();
@@ -222,8 +225,13 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
     budget = pages < budget ? budget - pages : 0;
   }
   uint64_t oldest = ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
+  uint64_t deadline = oldest == UINT64_MAX ? UINT64_MAX : oldest + decay_ns;
+  if (arena->heap.dirty_pages() > limit) {  // left to its grace
+    uint64_t since = arena->heap.OldestDirtyNs();  // not UINT64_MAX: runs are dirty
+    deadline = std::min(deadline, since + excess_grace_ns);
+  }
   arena->lock.Unlock();
-  return oldest;
+  return deadline;
 }
 
 void ArenaAfterRelease(Arena* arena) {

@@ -147,10 +147,13 @@ class ArenaLock {
 // Under the arena's lock: purges down to half the dirty limit when the dirty pages exceed it.
 void ArenaPurgeExcess(Arena* arena);
 // The purger's pass over an automatic arena (not a caller arena, whose chunks ReleaseAll may
-// unmap meanwhile): takes the decayed dirty runs, and those above the dirty limit, under the
-// lock and returns their pages to the OS without it (page_heap.h step 9), so that allocations in
-// the arena do not wait for madvise. Returns when its oldest dirty run became dirty.
-uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns);
+// unmap meanwhile): takes the decayed dirty runs, and those above the dirty limit that have been
+// dirty for excess_grace_ns (decay.h), under the lock and returns their pages to the OS without
+// it (page_heap.h step 9), so that allocations in the arena do not wait for madvise. Returns
+// when the arena next has work (UINT64_MAX: none): a decay deadline, or sooner the end of the
+// grace of pages still over the limit.
+uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
+                           uint64_t excess_grace_ns);
 // Under the arena's lock, at the end of a decay pass: unmaps the heap's idle empty chunks
 // (page_heap.h step 6) and returns the oldest time that decay_ns later makes work (a dirty run's
 // or an empty chunk's), which the purger sleeps until.

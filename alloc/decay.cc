@@ -25,6 +25,9 @@ constinit std::atomic<int> g_purger_state{kNotStarted};
 constinit std::atomic<bool> g_purger_idle{false};   // scanning or asleep without a deadline
 constinit std::atomic<bool> g_attention{false};     // a release wants the thread started/woken
 constinit std::atomic<bool> g_excess_pending{false};  // an arena passed its dirty limit
+// When the thread will next pass over the arenas: its wait's deadline, UINT64_MAX while it passes
+// or waits without one.
+constinit std::atomic<uint64_t> g_purger_wake_ns{UINT64_MAX};
 constinit Mutex g_purger_lock;
 constinit bool g_wake_pending = false;              // guarded by g_purger_lock
 constinit bool g_cond_ready = false;
@@ -34,14 +37,15 @@ uint64_t DecayNs() { return g_options.decay_ms * 1000000u; }
 // The coarse clock lags CLOCK_MONOTONIC by up to a tick (4 ms at HZ=250).
 constexpr uint64_t kClockSlackNs = 5000000;
 
-// Decays one arena (and purges what exceeds its dirty limit); returns when its oldest dirty run
-// became dirty. Automatic arenas purge without their lock held (ArenaPurgeUnlocked).
+// Decays one arena (and purges what exceeds its dirty limit); returns when it next has work
+// (UINT64_MAX: none). Automatic arenas purge without their lock held (ArenaPurgeUnlocked).
 uint64_t PurgeArena(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
-  if (!arena->caller) return ArenaPurgeUnlocked(arena, now_ns, decay_ns);
+  if (!arena->caller) return ArenaPurgeUnlocked(arena, now_ns, decay_ns, ExcessGraceNs());
   ArenaLock lock(arena);
   ArenaPurgeExcess(arena);
   arena->heap.PurgeDecayed(now_ns, decay_ns);
-  return ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
+  uint64_t oldest = ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
+  return oldest == UINT64_MAX ? UINT64_MAX : oldest + decay_ns;
 }
 
 // One pass over the arenas; returns the next deadline (UINT64_MAX: nothing dirty).
@@ -50,10 +54,10 @@ uint64_t PurgePass() {
   uint64_t next = UINT64_MAX;
   g_excess_pending.store(false, std::memory_order_relaxed);
   ForEachArena([&](Arena& arena) {
-    uint64_t oldest = PurgeArena(&arena, DecayNowNs(), decay_ns);
-    if (oldest != UINT64_MAX && oldest + decay_ns < next) next = oldest + decay_ns;
+    uint64_t deadline = PurgeArena(&arena, DecayNowNs(), decay_ns);
+    if (deadline < next) next = deadline;
   });
-  uint64_t huge_next = HugeRegionPurge(DecayNowNs(), decay_ns);
+  uint64_t huge_next = HugeRegionPurge(DecayNowNs(), decay_ns, ExcessGraceNs());
   return huge_next < next ? huge_next : next;
 }
 
@@ -61,6 +65,7 @@ void* PurgerMain(void*) {
   g_purger_lock.Lock();
   while (true) {
     g_purger_idle.store(true);
+    g_purger_wake_ns.store(UINT64_MAX, std::memory_order_relaxed);
     g_purger_lock.Unlock();
     uint64_t deadline = g_manual_clock.load() ? UINT64_MAX : PurgePass();
     g_purger_lock.Lock();
@@ -72,6 +77,7 @@ void* PurgerMain(void*) {
     if (deadline == UINT64_MAX) {
       pthread_cond_wait(&g_purger_cond, g_purger_lock.native());
     } else {
+      g_purger_wake_ns.store(deadline, std::memory_order_relaxed);
       deadline += kClockSlackNs;  // timestamps come from the coarse clock
       timespec until{static_cast<time_t>(deadline / 1000000000u),
                      static_cast<long>(deadline % 1000000000u)};
@@ -140,10 +146,23 @@ void DecayAfterRelease(Arena* arena) {
   }
 }
 
+uint64_t ExcessGraceNs() {
+  if (g_purger_state.load(std::memory_order_relaxed) != kRunning ||
+      g_manual_clock.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  return DecayNs() / 16;
+}
+
 bool DeferExcessPurge() {
   if (g_purger_state.load(std::memory_order_relaxed) != kRunning ||
       g_manual_clock.load(std::memory_order_relaxed)) {
     return false;
+  }
+  // The thread looks again soon enough: the excess waits out its grace anyway. Without this, each
+  // free past the limit during the grace woke it for a pass that purged nothing.
+  if (g_purger_wake_ns.load(std::memory_order_relaxed) <= DecayNowNs() + ExcessGraceNs()) {
+    return true;
   }
   // One wake-up per pass: the pass clears the flag before it visits the arenas.
   if (!g_excess_pending.exchange(true, std::memory_order_relaxed)) {
@@ -207,6 +226,7 @@ void PurgerUnlockAfterFork(bool child) {
   g_cond_ready = false;  // the condition variable may have had the parent's waiter
   g_wake_pending = false;
   g_purger_idle.store(false);
+  g_purger_wake_ns.store(UINT64_MAX);
   g_attention.store(false);
   if (g_purger_state.load() != kOff || g_options.decay_thread) g_purger_state.store(kNotStarted);
 }

@@ -295,10 +295,20 @@ long OldestDirtyLocked() {
   return oldest;
 }
 
-// Purges the oldest dirty spans while the dirty pages exceed huge_cache_kb.
-void EnforceDirtyLimit() {
+// Purges the oldest dirty spans while the dirty pages exceed huge_cache_kb, those freed within
+// the excess grace (decay.h) excepted: the purge thread comes back for them. Returns true when
+// the dirty pages are left over the limit.
+bool EnforceDirtyLimit(uint64_t now_ns, uint64_t grace_ns) {
+  uint64_t cutoff = now_ns >= grace_ns ? now_ns - grace_ns : 0;
   PurgeChosen(
-      [] { return g_dirty_pages > MaxDirtyPages() ? OldestDirtyLocked() : kNone; }, false);
+      [cutoff] {
+        if (g_dirty_pages <= MaxDirtyPages()) return kNone;
+        long oldest = OldestDirtyLocked();
+        return oldest != kNone && g_spans[oldest].freed_ns <= cutoff ? oldest : kNone;
+      },
+      false);
+  MutexLock lock(&g_lock);
+  return g_dirty_pages > MaxDirtyPages();
 }
 
 // Whether `pages` being freed stay dirty (kHugeWarmupBlocks).
@@ -350,7 +360,8 @@ void ValidateIfExpensive() {
 // Frees pages of a block (all of it, or a shrunk block's tail) and keeps the dirty bound.
 void Release(uint32_t region, uint32_t first, uint32_t pages) {
   FreePages(region, first, pages);
-  EnforceDirtyLimit();
+  uint64_t grace_ns = ExcessGraceNs();
+  if (EnforceDirtyLimit(DecayNowNs(), grace_ns) && grace_ns != 0) DeferExcessPurge();
   ValidateIfExpensive();
 }
 
@@ -447,7 +458,7 @@ void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes) {
   Release(place.region, place.first + new_pages, old_pages - new_pages);
 }
 
-uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns) {
+uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns, uint64_t excess_grace_ns) {
   bool everything = now_ns == UINT64_MAX && decay_ns == 0;
   uint64_t cutoff = now_ns >= decay_ns ? now_ns - decay_ns : 0;
   PurgeChosen(
@@ -460,6 +471,8 @@ uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns) {
         return kNone;
       },
       true);
+  uint64_t grace_ns = everything ? 0 : excess_grace_ns;
+  bool excess = EnforceDirtyLimit(now_ns, grace_ns);
   ValidateIfExpensive();
   MutexLock lock(&g_lock);
   if (everything) {
@@ -468,7 +481,8 @@ uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns) {
     }
   }
   long oldest = OldestDirtyLocked();
-  return oldest == kNone ? UINT64_MAX : g_spans[oldest].freed_ns + decay_ns;
+  if (oldest == kNone) return UINT64_MAX;
+  return g_spans[oldest].freed_ns + (excess ? std::min(grace_ns, decay_ns) : decay_ns);
 }
 
 HugeRegionStats GetHugeRegionStats() {

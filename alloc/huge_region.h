@@ -78,8 +78,9 @@ inline constexpr uint64_t kHugeWarmupBlocks = 2;
 // as zero.
 void* HugeRegionTake(size_t bytes, size_t* reused_bytes);
 // Frees a block that HugeRegionTake returned (`bytes`: its current length); its pages stay dirty
-// for reuse within LETHE_OPTIONS=huge_cache_kb (the oldest are purged past it), or are purged at
-// once before the warm-up (kHugeWarmupBlocks) or when the block is over kHugeRegionKeepMaxBytes.
+// for reuse within LETHE_OPTIONS=huge_cache_kb (past it the oldest are purged, once they have
+// been dirty for the excess grace, decay.h), or are purged at once before the warm-up
+// (kHugeWarmupBlocks) or when the block is over kHugeRegionKeepMaxBytes.
 void HugeRegionPut(void* block, size_t bytes);
 // The length of the live region block that starts at `block`, or 0 when no live block starts
 // there. Takes no lock: for the owner of a block (realloc's and malloc_usable_size's fast path);
@@ -92,9 +93,10 @@ size_t HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes,
 // Shrinks the block in place; the tail becomes a dirty free span.
 void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes);
 // Purges dirty spans freed at or before now_ns - decay_ns (every one with decay_ns = 0 and now_ns
-// = UINT64_MAX) and unmaps regions left wholly free and clean; returns the next deadline
-// (UINT64_MAX: nothing dirty).
-uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns);
+// = UINT64_MAX), and the oldest over huge_cache_kb once freed at or before now_ns -
+// excess_grace_ns (the purge thread's ExcessGraceNs, decay.h), and unmaps regions left wholly
+// free and clean; returns the next deadline (UINT64_MAX: nothing dirty).
+uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns, uint64_t excess_grace_ns = 0);
 
 struct HugeRegionStats {
   uint64_t dirty_bytes;     // in free spans, resident or maybe

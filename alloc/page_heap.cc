@@ -353,11 +353,11 @@ size_t PurgingRuns::pages() const {
 }
 
 size_t PageHeap::TakeForPurge(uint64_t now_ns, uint64_t decay_ns, size_t max_dirty_pages,
-                              PurgingRuns* runs) {
+                              uint64_t excess_grace_ns, PurgingRuns* runs) {
   runs->count = 0;
+  auto dirty_for = [&](uint64_t ns) { return now_ns >= ns && lru_->dirty_since_ns <= now_ns - ns; };
   while (lru_ != nullptr && runs->count < PurgingRuns::kMax &&
-         (dirty_pages_ > max_dirty_pages ||
-          (now_ns >= decay_ns && lru_->dirty_since_ns <= now_ns - decay_ns))) {
+         ((dirty_pages_ > max_dirty_pages && dirty_for(excess_grace_ns)) || dirty_for(decay_ns))) {
     FreeRunNode* node = lru_;
     Chunk* chunk = ChunkOf(node);
     uint32_t page = NodePage(chunk, node);

@@ -143,10 +143,11 @@ class PageHeap {
   // whose last block went: its chunks go back whole.
   void ReleaseAll();
   // Step 9. Takes up to PurgingRuns::kMax of the oldest dirty runs while they are decayed
-  // (dirty since now_ns - decay_ns or before) or the dirty pages exceed max_dirty_pages, and
-  // marks them purging; returns how many. The caller purges them unlocked, then gives them back.
+  // (dirty since now_ns - decay_ns or before), or while the dirty pages exceed max_dirty_pages
+  // and the oldest has been dirty for excess_grace_ns, and marks them purging; returns how many.
+  // The caller purges them unlocked, then gives them back.
   size_t TakeForPurge(uint64_t now_ns, uint64_t decay_ns, size_t max_dirty_pages,
-                      PurgingRuns* runs);
+                      uint64_t excess_grace_ns, PurgingRuns* runs);
   // Frees the runs of TakeForPurge, whose pages are gone, as clean runs.
   void ReturnPurged(const PurgingRuns& runs);
   size_t purging_pages() const { return purging_pages_; }

@@ -244,19 +244,32 @@ TEST_F(HugeRegion, APurgeKeepsARegionWithALiveBlockAndReturnsTheRest) {
 }
 
 // huge_cache_kb (128 MiB by default) bounds the dirty pages: past it, the oldest spans are purged
-// (which ones is not checked: freed in the same clock tick, two spans are as old).
-TEST_F(HugeRegion, TheDirtyLimitBoundsWhatFreedBlocksKeepResident) {
+// (which ones is not checked: freed in the same clock tick, two spans are as old), once they have
+// been dirty for the purge thread's excess grace (decay.h); with no grace, at once.
+TEST_F(HugeRegion, TheDirtyLimitBoundsWhatFreedBlocksKeepResidentAfterTheGrace) {
+  ASSERT_TRUE(PurgerRunning());  // SetUp's frees started it: the free path leaves the excess
+  const uint64_t decay_ms = g_options.decay_ms;
+  g_options.decay_ms = 3'600'000;  // the thread's grace (225 s) and decay outlast the test
   const uint64_t limit = g_options.huge_cache_kb << 10;
   const int count = static_cast<int>(limit / (14 * kMiB)) + 2;  // past the limit
   std::vector<unsigned char*> blocks;
   for (int i = 0; i < count; ++i) blocks.push_back(FilledBlock(14 * kMiB, 1));
+  uint64_t first_freed = DecayNowNs();
   for (unsigned char* block : blocks) lethe_free(block);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, count * 14 * kMiB);  // all within the grace
+  constexpr uint64_t kGrace = 60'000'000'000ull, kDecay = 2 * kGrace;
+  uint64_t deadline = HugeRegionPurge(DecayNowNs(), kDecay, kGrace);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, count * 14 * kMiB);
+  EXPECT_GE(deadline, first_freed + kGrace);  // the grace's end, not the decay's
+  EXPECT_LT(deadline, first_freed + kDecay);
+  HugeRegionPurge(DecayNowNs(), kDecay, 0);
   uint64_t dirty = GetHugeRegionStats().dirty_bytes;
   EXPECT_LE(dirty, limit);
   EXPECT_GE(dirty, 14 * kMiB);
   size_t resident = 0;
   for (unsigned char* block : blocks) resident += ResidentPages(block, 14 * kMiB);
   EXPECT_EQ(resident * kPageBytes, dirty);
+  g_options.decay_ms = decay_ms;
 }
 
 TEST_F(HugeRegion, BlocksOverTheRegionLimitOrAlignedBeyondAPageAreMappingsOfTheirOwn) {

@@ -272,6 +272,36 @@ TEST_F(PageHeapTest, DecayPurgesOnlyRunsOlderThanTheDecayTime) {
   FreeLarge(g2);
 }
 
+// The purger's excess purge (decay.h's grace): runs over the limit go only once the oldest has
+// been dirty for the grace; decayed runs go whatever the limit.
+TEST_F(PageHeapTest, TakeForPurgeLeavesTheExcessToItsGrace) {
+  constexpr uint64_t kDecay = 1'000'000, kGrace = 100;
+  void* runs[4];
+  void* guards[4];
+  for (int i = 0; i < 4; ++i) {
+    runs[i] = Large(2);
+    guards[i] = Large(1);
+  }
+  for (void* run : runs) FreeLarge(run);  // dirty since now_ - 3 .. now_
+  uint64_t oldest = now_ - 3;
+  PurgingRuns taken;
+  EXPECT_EQ(heap_.TakeForPurge(oldest + kGrace - 1, kDecay, 0, kGrace, &taken), 0u);
+  EXPECT_EQ(heap_.dirty_pages(), 8u);
+  // At the grace's end the two oldest have been dirty that long; down to 4 pages is the oldest one.
+  EXPECT_EQ(heap_.TakeForPurge(oldest + kGrace, kDecay, 4, kGrace, &taken), 1u);
+  EXPECT_EQ(taken.addresses[0], runs[0]);
+  heap_.ReturnPurged(taken);
+  EXPECT_EQ(heap_.dirty_pages(), 6u);
+  EXPECT_EQ(Entry(runs[0]), MapFree(2, false));
+  // Under the limit, decay alone takes them, the excess grace aside.
+  EXPECT_EQ(heap_.TakeForPurge(now_ - 3 + kDecay, kDecay, 100, 0, &taken), 0u);  // runs[1]: -2
+  EXPECT_EQ(heap_.TakeForPurge(now_ + kDecay, kDecay, 100, kGrace, &taken), 3u);
+  heap_.ReturnPurged(taken);
+  EXPECT_EQ(heap_.dirty_pages(), 0u);
+  for (void* guard : guards) FreeLarge(guard);
+  heap_.Validate();
+}
+
 TEST_F(PageHeapTest, PurgeExcessKeepsTheNewestDirtyRuns) {
   void* runs[4];
   void* guards[4];

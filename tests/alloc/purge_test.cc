@@ -222,7 +222,8 @@ TEST(Purge, ThePurgerMadvisesWithoutTheArenaLockAndGivesTheRunsBackClean) {
   ASSERT_GE(dirty, 4u * 64u);
   g_window = PurgeWindow{arena};
   g_purge_unlocked_hook = AllocateWhilePurging;
-  uint64_t oldest = ArenaPurgeUnlocked(arena, UINT64_MAX, 0);  // everything has decayed
+  // Everything has decayed; the deadline is then the oldest run left's.
+  uint64_t deadline = ArenaPurgeUnlocked(arena, UINT64_MAX, 0, 0);
   g_purge_unlocked_hook = nullptr;
   EXPECT_GE(g_window.calls, 1);
   EXPECT_EQ(g_window.lock_free, g_window.calls);
@@ -234,11 +235,57 @@ TEST(Purge, ThePurgerMadvisesWithoutTheArenaLockAndGivesTheRunsBackClean) {
     EXPECT_GE(arena->heap.purged_pages_total() - purged_before, dirty);
     // The hook's own block was freed dirty after the purge took the runs: at most it is left.
     EXPECT_LE(arena->heap.dirty_pages(), 64u);
-    EXPECT_EQ(oldest, arena->heap.OldestDirtyNs());
+    EXPECT_EQ(deadline, arena->heap.OldestDirtyNs());
     arena->heap.Validate();
   }
   for (void* block : live) lethe_free(block);
   g_options.dirty_percent = dirty_percent;
+}
+
+// The purger's pass leaves the runs over the dirty limit to their grace (decay.h) and says when
+// it ends; at its end they go, down to half the limit.
+TEST(Purge, ThePurgersPassLeavesTheExcessToItsGraceAndReturnsItsEnd) {
+  Arena* arena = ThreadArena();
+  ASSERT_FALSE(arena->caller);
+  const uint32_t dirty_percent = g_options.dirty_percent;
+  const uint64_t decay_ms = g_options.decay_ms;
+  g_options.dirty_percent = 0;     // the limit is the arena's dirty floor
+  g_options.decay_ms = 3'600'000;  // the purge thread's grace (225 s) and decay outlast the test
+  size_t floor;
+  {
+    MutexLock lock(&arena->lock);
+    floor = arena->dirty_floor_pages;
+  }
+  lethe_purge();  // every dirty run from here on was freed at `start` or later
+  uint64_t start = DecayNowNs();
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < floor / 64 + 4; ++i) {  // 256 KiB each: past the floor, not cached
+    blocks.push_back(lethe_malloc(256 * 1024));
+    ASSERT_NE(blocks.back(), nullptr);
+  }
+  for (void* block : blocks) lethe_free(block);
+  uint64_t last_freed = DecayNowNs();
+  constexpr uint64_t kGrace = 60'000'000'000ull, kDecay = 2 * kGrace;
+  size_t dirty;
+  {
+    MutexLock lock(&arena->lock);
+    dirty = arena->heap.dirty_pages();
+  }
+  ASSERT_GT(dirty, floor);
+  uint64_t deadline = ArenaPurgeUnlocked(arena, start + kGrace - 1, kDecay, kGrace);
+  {
+    MutexLock lock(&arena->lock);
+    EXPECT_EQ(arena->heap.dirty_pages(), dirty);  // nothing was dirty for the grace yet
+    EXPECT_EQ(deadline, arena->heap.OldestDirtyNs() + kGrace);
+  }
+  ArenaPurgeUnlocked(arena, last_freed + kGrace, kDecay, kGrace);
+  {
+    MutexLock lock(&arena->lock);
+    EXPECT_LE(arena->heap.dirty_pages(), floor / 2);
+    arena->heap.Validate();
+  }
+  g_options.dirty_percent = dirty_percent;
+  g_options.decay_ms = decay_ms;
 }
 
 // An arena's dirty floor starts at 256 KiB and doubles, up to 2 MiB, while excess purges come
