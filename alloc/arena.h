@@ -148,10 +148,11 @@ class ArenaLock {
 void ArenaPurgeExcess(Arena* arena);
 // The purger's pass over an automatic arena (not a caller arena, whose chunks ReleaseAll may
 // unmap meanwhile): takes the decayed dirty runs, and those above the dirty limit that have been
-// dirty for excess_grace_ns (decay.h), under the lock and returns their pages to the OS without
-// it (page_heap.h step 9), so that allocations in the arena do not wait for madvise. Returns
-// when the arena next has work (UINT64_MAX: none): a decay deadline, or sooner the end of the
-// grace of pages still over the limit.
+// dirty for excess_grace_ns (decay.h; no grace while both the dirty pages and the floor are under
+// kDirtyFloorMaxPages), under the lock, and returns their pages to the OS without it
+// (page_heap.h step 9), so that allocations in the arena do not wait for madvise. Returns when
+// the arena next has work (UINT64_MAX: none): a decay deadline, or sooner the end of the grace of
+// pages over the limit.
 uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
                            uint64_t excess_grace_ns);
 // Under the arena's lock, at the end of a decay pass: unmaps the heap's idle empty chunks

@@ -311,12 +311,18 @@ bool EnforceDirtyLimit(uint64_t now_ns, uint64_t grace_ns) {
   return g_dirty_pages > MaxDirtyPages();
 }
 
+bool Warm() { return g_warmup_quarters.load(std::memory_order_relaxed) >= 4 * kHugeWarmupBlocks; }
+
+// The excess grace (decay.h) once warm: before, a process has made a huge block or two and gains
+// nothing from keeping them (kHugeWarmupBlocks).
+uint64_t WarmGrace(uint64_t grace_ns) { return Warm() ? grace_ns : 0; }
+
 // Whether `pages` being freed stay dirty (kHugeWarmupBlocks).
 bool KeepFreedPagesLocked(uint32_t pages) {
   if (MaxDirtyPages() == 0 || (size_t{pages} << kLgPageBytes) > kHugeRegionKeepMaxBytes) {
     return false;
   }
-  return g_warmup_quarters.load(std::memory_order_relaxed) >= 4 * kHugeWarmupBlocks ||
+  return Warm() ||
          g_dirty_pages + pages <= g_live_pages - pages;
 }
 
@@ -360,7 +366,7 @@ void ValidateIfExpensive() {
 // Frees pages of a block (all of it, or a shrunk block's tail) and keeps the dirty bound.
 void Release(uint32_t region, uint32_t first, uint32_t pages) {
   FreePages(region, first, pages);
-  uint64_t grace_ns = ExcessGraceNs();
+  uint64_t grace_ns = WarmGrace(ExcessGraceNs());
   if (EnforceDirtyLimit(DecayNowNs(), grace_ns) && grace_ns != 0) DeferExcessPurge();
   ValidateIfExpensive();
 }
@@ -471,7 +477,7 @@ uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns, uint64_t excess_gra
         return kNone;
       },
       true);
-  uint64_t grace_ns = everything ? 0 : excess_grace_ns;
+  uint64_t grace_ns = everything ? 0 : WarmGrace(excess_grace_ns);
   bool excess = EnforceDirtyLimit(now_ns, grace_ns);
   ValidateIfExpensive();
   MutexLock lock(&g_lock);

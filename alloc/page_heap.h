@@ -19,14 +19,15 @@
 //     lethe-alloc-workload churn: this is what lets purging lower the peak (with a 6% dirty
 //     limit, 240 MB against 255 MB when large runs also took dirty pages first, whose peak even
 //     rose when the limit fell: its large blocks landed on the pages purging had left dirty,
-//     those of freed small runs, resident in full). Except runs of kDirtyFirstLargePages (256 KiB)
+//     those of freed small runs, resident in full). Except runs of kDirtyFirstLargePages (128 KiB)
 //     and more, which take dirty runs first like small runs: at that length they are decoded
 //     images and other buffers written in full, and on clean pages each of their pages would be
 //     faulted in while the dirty pages of the block freed before them waited to be purged.
 //     lethe-alloc-workload churn with its images of 0.3-1 MiB only: 109,000 faults before,
 //     73,000 after (tcmalloc 48,000), same peak (172 MB); the usual mix: 96,000 -> 89,000, same
-//     peak (239 MB). And the run a realloc moves a block into takes dirty runs first too: the
-//     copy writes it at once.
+//     peak (239 MB). From 128 KiB rather than 256: xthread surfaces-written, 128-256 KiB blocks:
+//     22,000-27,000 faults -> 2,100, churn's peak unchanged (256 MB). And the run a realloc
+//     moves a block into takes dirty runs first too: the copy writes it at once.
 //  4. Splitting takes the low end of the chosen run; the rest keeps its dirtiness and its place
 //     in the dirty LRU. Only the map entries at the ends of the two pieces are written.
 //  5. Freeing coalesces with the left and right neighbours of the same dirtiness, found by reading
@@ -86,7 +87,7 @@ inline constexpr uint32_t kMaxEmptyChunks = 64;
 // (unused by clean runs otherwise); this value until a decay pass stamps it.
 inline constexpr uint64_t kNotStamped = 0;
 // Step 3: large runs of this length and more take dirty runs first.
-inline constexpr uint32_t kDirtyFirstLargePages = 64;
+inline constexpr uint32_t kDirtyFirstLargePages = 32;
 
 // Runs taken out for purging without the lock (step 9): their address ranges.
 struct PurgingRuns {

@@ -242,46 +242,56 @@ TEST(Purge, ThePurgerMadvisesWithoutTheArenaLockAndGivesTheRunsBackClean) {
   g_options.dirty_percent = dirty_percent;
 }
 
-// The purger's pass leaves the runs over the dirty limit to their grace (decay.h) and says when
-// it ends; at its end they go, down to half the limit.
-TEST(Purge, ThePurgersPassLeavesTheExcessToItsGraceAndReturnsItsEnd) {
+// Frees `count` runs of 256 KiB (past the thread cache's large lengths) and returns the arena's
+// dirty pages.
+size_t FreeRunsOf256KiB(Arena* arena, size_t count) {
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < count; ++i) blocks.push_back(lethe_malloc(256 * 1024));
+  for (void* block : blocks) lethe_free(block);
+  MutexLock lock(&arena->lock);
+  return arena->heap.dirty_pages();
+}
+
+// The purger's pass leaves a batch over the dirty limit (more dirty pages than the floor's
+// ceiling) to its grace (decay.h) and says when the grace ends; at its end the runs go, down to
+// half the limit. A small excess has no grace.
+TEST(Purge, ThePurgersPassLeavesABatchOverTheLimitToItsGraceAndReturnsItsEnd) {
   Arena* arena = ThreadArena();
   ASSERT_FALSE(arena->caller);
   const uint32_t dirty_percent = g_options.dirty_percent;
   const uint64_t decay_ms = g_options.decay_ms;
   g_options.dirty_percent = 0;     // the limit is the arena's dirty floor
   g_options.decay_ms = 3'600'000;  // the purge thread's grace (225 s) and decay outlast the test
-  size_t floor;
+  constexpr uint64_t kGrace = 60'000'000'000ull, kDecay = 2 * kGrace;
   {
     MutexLock lock(&arena->lock);
-    floor = arena->dirty_floor_pages;
+    arena->dirty_floor_pages = kDirtyFloorMinPages;
   }
   lethe_purge();  // every dirty run from here on was freed at `start` or later
   uint64_t start = DecayNowNs();
-  std::vector<void*> blocks;
-  for (size_t i = 0; i < floor / 64 + 4; ++i) {  // 256 KiB each: past the floor, not cached
-    blocks.push_back(lethe_malloc(256 * 1024));
-    ASSERT_NE(blocks.back(), nullptr);
-  }
-  for (void* block : blocks) lethe_free(block);
-  uint64_t last_freed = DecayNowNs();
-  constexpr uint64_t kGrace = 60'000'000'000ull, kDecay = 2 * kGrace;
-  size_t dirty;
+  // A small excess (1 MiB over a 256 KiB floor): purged at once, grace or not.
+  ASSERT_GT(FreeRunsOf256KiB(arena, 4), kDirtyFloorMinPages);
+  ArenaPurgeUnlocked(arena, start + 1, kDecay, kGrace);
   {
     MutexLock lock(&arena->lock);
-    dirty = arena->heap.dirty_pages();
+    EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages / 2);
   }
-  ASSERT_GT(dirty, floor);
+  // A batch: more dirty pages than the floor's ceiling.
+  size_t dirty = FreeRunsOf256KiB(arena, kDirtyFloorMaxPages / 64 + 4);
+  uint64_t last_freed = DecayNowNs();
+  ASSERT_GT(dirty, kDirtyFloorMaxPages);
   uint64_t deadline = ArenaPurgeUnlocked(arena, start + kGrace - 1, kDecay, kGrace);
+  size_t limit;
   {
     MutexLock lock(&arena->lock);
     EXPECT_EQ(arena->heap.dirty_pages(), dirty);  // nothing was dirty for the grace yet
     EXPECT_EQ(deadline, arena->heap.OldestDirtyNs() + kGrace);
+    limit = arena->dirty_floor_pages;
   }
   ArenaPurgeUnlocked(arena, last_freed + kGrace, kDecay, kGrace);
   {
     MutexLock lock(&arena->lock);
-    EXPECT_LE(arena->heap.dirty_pages(), floor / 2);
+    EXPECT_LE(arena->heap.dirty_pages(), limit / 2);
     arena->heap.Validate();
   }
   g_options.dirty_percent = dirty_percent;

@@ -2,8 +2,8 @@
 // it with LD_PRELOAD). Prints one line of "key=value" results. Driven by run_alloc_bench.py.
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
-//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | xthread small|surfaces |
-//        pairs N | compile-trace OUT RAW... | replay TRACE
+//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding |
+//        xthread small|surfaces|surfaces-written | pairs N | compile-trace OUT RAW... | replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -36,10 +36,12 @@
 //           written), peak RSS, page faults per MiB allocated.
 //  rounding 3000 large blocks of 16 KiB-1 MiB (log-uniform), only the requested bytes written:
 //           RSS growth against the requested and the usable bytes (what class rounding costs).
-//  xthread small|surfaces  producer/consumer: one thread allocates blocks and passes them in
-//           batches of 256 to a second thread that frees them. small: 4*10^6 blocks of 16 B-4 KiB
-//           (mostly <= 512 B); surfaces: 2*10^4 blocks of 16 KiB-4 MiB (log-uniform, first and
-//           last byte written), as decoded images go from decode threads to the main thread.
+//  xthread small|surfaces|surfaces-written  producer/consumer: one thread allocates blocks and
+//           passes them in batches of 256 to a second thread that frees them. small: 4*10^6
+//           blocks of 16 B-4 KiB (mostly <= 512 B); surfaces: 2*10^4 blocks of 16 KiB-4 MiB
+//           (log-uniform, first and last byte written), as decoded images go from decode threads
+//           to the main thread; surfaces-written: the same blocks written in full, as a decoder
+//           writes its pixels (every page of a block that is not resident faults).
 //           Reports Mops/s and page faults (run_alloc_bench.py counts futex and madvise calls
 //           with strace in a separate run).
 //  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
@@ -69,6 +71,7 @@
 #include <string>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "alloc_replay.h"
@@ -550,7 +553,10 @@ void RunRounding() {
 // the main thread, many per wake-up) through a ring of kQueued slots; a side that finds its slot
 // not ready yields the CPU. The hand-over makes no system call of its own, so the futex calls
 // strace counts in a run are the allocator's.
-void RunCrossThread(bool surfaces) {
+enum class CrossThreadShape { kSmall, kSurfaces, kSurfacesWritten };
+
+void RunCrossThread(CrossThreadShape shape) {
+  const bool surfaces = shape != CrossThreadShape::kSmall;
   const long kBlocks = surfaces ? 20000 : 4000000;
   constexpr size_t kBatch = 256;
   constexpr size_t kQueued = 8;
@@ -583,6 +589,7 @@ void RunCrossThread(bool surfaces) {
     auto* block = static_cast<char*>(std::malloc(size));
     if (block == nullptr) std::abort();
     block[0] = static_cast<char>(i);
+    if (shape == CrossThreadShape::kSurfacesWritten) std::memset(block, static_cast<int>(i), size);
     if (surfaces) block[size - 1] = 1;
     batch->blocks[batch->count++] = block;
     if (batch->count == kBatch || i + 1 == kBlocks) {
@@ -597,6 +604,17 @@ void RunCrossThread(bool surfaces) {
   std::printf("ms=%.1f mops=%.4f minflt=%ld peak_kb=%ld\n", elapsed,
               static_cast<double>(kBlocks) / elapsed / 1000.0, MinorFaults() - faults,
               PeakRssKb());
+}
+
+const CrossThreadShape* FindCrossThreadShape(const char* name) {
+  static constexpr std::pair<const char*, CrossThreadShape> kShapes[] = {
+      {"small", CrossThreadShape::kSmall},
+      {"surfaces", CrossThreadShape::kSurfaces},
+      {"surfaces-written", CrossThreadShape::kSurfacesWritten}};
+  for (const auto& [shape_name, shape] : kShapes) {
+    if (std::strcmp(name, shape_name) == 0) return &shape;
+  }
+  return nullptr;
 }
 
 // ---- malloc/free pairs: the fast paths, for instruction counts -------------------------------
@@ -639,9 +657,8 @@ int main(int argc, char** argv) {
     RunBigBuffers(*FindBigBufferShape(argv[2]));
   } else if (mode == "rounding") {
     RunRounding();
-  } else if (mode == "xthread" && argc > 2 &&
-             (std::strcmp(argv[2], "small") == 0 || std::strcmp(argv[2], "surfaces") == 0)) {
-    RunCrossThread(std::strcmp(argv[2], "surfaces") == 0);
+  } else if (mode == "xthread" && argc > 2 && FindCrossThreadShape(argv[2]) != nullptr) {
+    RunCrossThread(*FindCrossThreadShape(argv[2]));
   } else if (mode == "compile-trace" && argc > 3) {
     std::string error = lethe::bench::CompileTrace(std::vector<std::string>(argv + 3, argv + argc), argv[2]);
     if (!error.empty()) std::fprintf(stderr, "compile-trace: %s\n", error.c_str());
@@ -656,7 +673,7 @@ int main(int argc, char** argv) {
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved |"
                  " rounding |"
-                 " xthread small|surfaces | pairs N | compile-trace OUT RAW... | replay TRACE\n",
+                 " xthread small|surfaces|surfaces-written | pairs N | compile-trace OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);
     return help ? 0 : 2;
   }

@@ -8,7 +8,7 @@ usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/libl
                           [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
                                              bigbuf_interleaved,rounding,xthread,python_exit,
-                                             xthread_surfaces]
+                                             xthread_surfaces,xthread_surfaces_written]
                           [--raw FILE.json] [--syscalls] [--traces DIR]
 
 --traces DIR adds one workload per DIR/NAME.trace (record_traces.sh records and compiles them):
@@ -77,6 +77,8 @@ WORKLOADS = {
     "xthread": (["xthread", "small"], [("mops", "Mops/s", False), ("minflt", "faults", True)]),
     "xthread_surfaces": (["xthread", "surfaces"], [("mops", "Mops/s", False),
                                                    ("minflt", "faults", True)]),
+    "xthread_surfaces_written": (["xthread", "surfaces-written"],
+                                 [("mops", "Mops/s", False), ("minflt", "faults", True)]),
     # A short real program, not lethe-alloc-workload: python3 starting, building and dumping a
     # 20,000-entry JSON list, dropping it, and printing its own RSS just before it exits.
     "python_exit": (["python3", "-c", PYTHON_EXIT_SCRIPT],
@@ -85,7 +87,7 @@ WORKLOADS = {
 }
 # Workloads whose system calls --syscalls counts (strace -f -c, one extra run per allocator, not
 # timed: strace slows every call down).
-SYSCALL_WORKLOADS = ("xthread", "xthread_surfaces", "mt2")
+SYSCALL_WORKLOADS = ("xthread", "xthread_surfaces", "xthread_surfaces_written", "mt2")
 TRACED_CALLS = ("futex", "madvise", "process_madvise", "munmap", "mmap")
 
 
@@ -104,6 +106,7 @@ TARGETS = {
     ("appends_doubling", "ms"): ("<=", 1.0),
     ("xthread", "mops"): (">=", 1.0),
     ("xthread_surfaces", "mops"): (">=", 1.0),
+    ("xthread_surfaces_written", "mops"): (">=", 1.0),
     ("python_exit", "exit_rss_kb"): ("<=", 1.0),
 }
 # Replays of recorded traces (--traces): their figures and targets, per trace.
