@@ -300,15 +300,16 @@ long OldestDirtyLocked() {
 // the dirty pages are left over the limit.
 bool EnforceDirtyLimit(uint64_t now_ns, uint64_t grace_ns) {
   uint64_t cutoff = now_ns >= grace_ns ? now_ns - grace_ns : 0;
+  bool over = false;  // as the last pick saw it, under the lock: no second lock on the free path
   PurgeChosen(
-      [cutoff] {
-        if (g_dirty_pages <= MaxDirtyPages()) return kNone;
+      [cutoff, &over] {
+        over = g_dirty_pages > MaxDirtyPages();
+        if (!over) return kNone;
         long oldest = OldestDirtyLocked();
         return oldest != kNone && g_spans[oldest].freed_ns <= cutoff ? oldest : kNone;
       },
       false);
-  MutexLock lock(&g_lock);
-  return g_dirty_pages > MaxDirtyPages();
+  return over;
 }
 
 bool Warm() { return g_warmup_quarters.load(std::memory_order_relaxed) >= 4 * kHugeWarmupBlocks; }
