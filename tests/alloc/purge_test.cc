@@ -242,13 +242,21 @@ TEST(Purge, ThePurgerMadvisesWithoutTheArenaLockAndGivesTheRunsBackClean) {
   g_options.dirty_percent = dirty_percent;
 }
 
-// Frees `count` runs of 256 KiB (past the thread cache's large lengths) and returns the arena's
-// dirty pages.
-size_t FreeRunsOf256KiB(Arena* arena, size_t count) {
+// Frees `count` runs of 256 KiB (past the thread cache's large lengths), then sets the arena's
+// dirty floor to `floor` and returns its dirty pages. The floor stays out of reach while the runs
+// are freed: the purge thread of this process purges an excess as soon as a free passes the
+// limit (no grace under kDirtyFloorMaxPages), which raced with the caller's own pass (it failed
+// under a loaded CI run: 3,328 dirty pages left of 4,352).
+size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor) {
   std::vector<void*> blocks;
   for (size_t i = 0; i < count; ++i) blocks.push_back(lethe_malloc(256 * 1024));
+  {
+    MutexLock lock(&arena->lock);
+    arena->dirty_floor_pages = SIZE_MAX / 2;
+  }
   for (void* block : blocks) lethe_free(block);
   MutexLock lock(&arena->lock);
+  arena->dirty_floor_pages = floor;
   return arena->heap.dirty_pages();
 }
 
@@ -263,21 +271,17 @@ TEST(Purge, ThePurgersPassLeavesABatchOverTheLimitToItsGraceAndReturnsItsEnd) {
   g_options.dirty_percent = 0;     // the limit is the arena's dirty floor
   g_options.decay_ms = 3'600'000;  // the purge thread's grace (225 s) and decay outlast the test
   constexpr uint64_t kGrace = 60'000'000'000ull, kDecay = 2 * kGrace;
-  {
-    MutexLock lock(&arena->lock);
-    arena->dirty_floor_pages = kDirtyFloorMinPages;
-  }
   lethe_purge();  // every dirty run from here on was freed at `start` or later
   uint64_t start = DecayNowNs();
   // A small excess (1 MiB over a 256 KiB floor): purged at once, grace or not.
-  ASSERT_GT(FreeRunsOf256KiB(arena, 4), kDirtyFloorMinPages);
+  ASSERT_GT(FreeRunsOf256KiB(arena, 4, kDirtyFloorMinPages), kDirtyFloorMinPages);
   ArenaPurgeUnlocked(arena, DecayNowNs(), kDecay, kGrace);  // the runs' own clock tick, or later
   {
     MutexLock lock(&arena->lock);
     EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages / 2);
   }
   // A batch: more dirty pages than the floor's ceiling.
-  size_t dirty = FreeRunsOf256KiB(arena, kDirtyFloorMaxPages / 64 + 4);
+  size_t dirty = FreeRunsOf256KiB(arena, kDirtyFloorMaxPages / 64 + 4, kDirtyFloorMinPages);
   uint64_t last_freed = DecayNowNs();
   ASSERT_GT(dirty, kDirtyFloorMaxPages);
   uint64_t deadline = ArenaPurgeUnlocked(arena, start + kGrace - 1, kDecay, kGrace);
