@@ -155,18 +155,14 @@ void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
 
 void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
   LETHE_DCHECK(!arena->caller, "a caller arena's block in a thread cache");
+  if (count == 0) return;
+  // A thread-cache flush returns one bin: the first region's class is every region's (BinFreeBatch
+  // checks each, and sends one whose page says otherwise to its own bin).
+  Chunk* first = ChunkOf(pointers[0]);
+  uint32_t klass = MapClass(first->map[PageOf(first, pointers[0])]);
   ArenaLock lock(arena);
-  uint64_t now = DecayNowNs();
-  uint64_t freed_bytes = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    Chunk* chunk = ChunkOf(pointers[i]);
-    uint32_t page = PageOf(chunk, pointers[i]);
-    uint32_t entry = chunk->map[page];
-    BinFree(&arena->bins[MapClass(entry)], &arena->heap, chunk, page, entry, pointers[i], now);
-    freed_bytes += kSmallSizes[MapClass(entry)];
-  }
+  SubtractHeldBytes(BinFreeBatch(arena->bins, klass, &arena->heap, pointers, count, DecayNowNs()));
   arena->frees += count;
-  SubtractHeldBytes(freed_bytes);
   ArenaAfterRelease(arena);
 }
 

@@ -4,6 +4,7 @@
 // the page heap (an O(1) approximation of jemalloc's lowest-address run).
 #include "bin.h"
 
+#include "compiler.h"
 #include "lethe/check.h"
 #include "ring.h"
 
@@ -58,9 +59,15 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
   return filled;
 }
 
-void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
-             void* pointer, uint64_t now_ns) {
-  uint32_t klass = MapClass(entry);
+namespace {
+
+// Returns one region of `klass` (its page's entry read and of that class) to its run: checks it
+// is a region start and not already free, sets its bit, and moves the run between the bin's
+// list and the page heap as it stops being full or becomes empty. The caller counts regions_out.
+// Inline so that a batch of one class (BinFreeBatch) keeps the class's layout in registers.
+LETHE_ALWAYS_INLINE void FreeRegion(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page,
+                                    uint32_t entry, void* pointer, uint64_t now_ns,
+                                    uint32_t klass) {
   const SmallClass& layout = kSmallClasses[klass];
   char* start = RunStart(chunk, page, entry);
   long index = RegionIndex(start, pointer, klass);
@@ -73,13 +80,44 @@ void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t ent
   }
   run->bitmap()[word] |= bit;
   if (word < run->hint) run->hint = word;
-  --bin->regions_out;
   if (++run->free_count == 1) ListPush(bin, run);
   if (run->free_count == layout.region_count) {
     ListRemove(bin, run);
     --bin->run_count;
     heap->FreeSmallRun(chunk, page - MapCount(entry), layout.run_pages, now_ns);
   }
+}
+
+}  // namespace
+
+void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
+             void* pointer, uint64_t now_ns) {
+  FreeRegion(bin, heap, chunk, page, entry, pointer, now_ns, MapClass(entry));
+  --bin->regions_out;
+}
+
+uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* pointers,
+                      uint32_t count, uint64_t now_ns) {
+  uint64_t bytes = uint64_t{count} * kSmallSizes[klass];
+  for (uint32_t i = 0; i < count; ++i) {
+    Chunk* chunk = ChunkOf(pointers[i]);
+    uint32_t page = PageOf(chunk, pointers[i]);
+    uint32_t entry = chunk->map[page];
+    if (LETHE_LIKELY((entry & (kMapKindMask | (0xffu << kMapClassShift))) ==
+                     (static_cast<uint32_t>(PageKind::kSmall) | klass << kMapClassShift))) {
+      FreeRegion(&bins[klass], heap, chunk, page, entry, pointers[i], now_ns, klass);
+      continue;
+    }
+    // Its page changed since the region was cached: only an invalid or double free can see that.
+    if (MapKind(entry) != PageKind::kSmall) {
+      lethe_fatal_pointer("free(): invalid pointer ", pointers[i], "");
+    }
+    BinFree(&bins[MapClass(entry)], heap, chunk, page, entry, pointers[i], now_ns);
+    ++bins[klass].regions_out;  // counted below with the batch's class
+    bytes = bytes - kSmallSizes[klass] + kSmallSizes[MapClass(entry)];
+  }
+  bins[klass].regions_out -= count;
+  return bytes;
 }
 
 void BinValidate(const Bin& bin, uint32_t klass) {

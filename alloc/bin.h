@@ -79,6 +79,11 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
 // when the bitmap says it is already free.
 void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
              void* pointer, uint64_t now_ns);
+// BinFree for `count` regions cached in the thread-cache bin of `klass` (bins: the arena's array),
+// with the same checks; a region whose page no longer shows that class goes to its page's bin.
+// Returns the bytes freed.
+uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* pointers,
+                      uint32_t count, uint64_t now_ns);
 // LETHE_CHECKs the invariants above for every run of the bin.
 void BinValidate(const Bin& bin, uint32_t klass);
 

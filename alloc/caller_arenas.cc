@@ -124,7 +124,13 @@ LETHE_EXPORT lethe_arena_t lethe_arena_create(void) noexcept {
 LETHE_EXPORT int lethe_arena_bind(lethe_arena_t arena, lethe_arena_t* previous) noexcept {
   EnsureInit();
   uint32_t slot = 0;
-  int error = ArenaBindThread(arena, previous, &slot);
+  int error;
+  {
+    // Its pthread_setspecific may allocate, once per thread and for the thread's life: not from
+    // the caller arena the thread may still be bound to.
+    AutomaticArenaScope unbound;
+    error = ArenaBindThread(arena, previous, &slot);
+  }
   if (error != 0) return error;
   if (slot == UINT32_MAX) {
     t_bound_arena = nullptr;

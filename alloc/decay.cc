@@ -13,6 +13,7 @@
 #include "mutex.h"
 #include "options.h"
 #include "os.h"
+#include "thread_cache.h"
 
 namespace lethe::internal {
 namespace {
@@ -112,7 +113,11 @@ void StartPurger() {
   pthread_attr_init(&attributes);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attributes, 64 * 1024);
-  bool started = pthread_create(&thread, &attributes, PurgerMain, nullptr) == 0;
+  bool started;
+  {
+    AutomaticArenaScope unbound;  // the thread's stack bookkeeping lives as long as the process
+    started = pthread_create(&thread, &attributes, PurgerMain, nullptr) == 0;
+  }
   pthread_attr_destroy(&attributes);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   g_purger_state.store(started ? kRunning : kOff);

@@ -165,6 +165,13 @@ void FlushToOwners(void** blocks, uint32_t count,
                    void (*free_batch)(Arena*, void**, uint32_t)) {
   constexpr uint32_t kBatch = 64;
   uint32_t remaining = count;
+  // Usually every block is of the thread's own arena: then no copy, a compare per block.
+  if (count > 0 && count <= kBatch) {
+    Arena* arena = ArenaOf(ChunkOf(blocks[0]));
+    uint32_t i = 1;
+    while (i < count && ArenaOf(ChunkOf(blocks[i])) == arena) ++i;
+    if (i == count) return free_batch(arena, blocks, count);
+  }
   while (remaining > 0) {
     Arena* arena = ArenaOf(ChunkOf(blocks[0]));
     void* batch[kBatch];

@@ -5,17 +5,19 @@
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
 // Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class:
-// ceilings 64 regions for classes <= 1024 B, 16 up to 4096 B, 4 above (at most 1,812.5 KiB per
-// thread when every small bin is full); floors an eighth of that, at least 2. A bin starts at its
-// floor. A miss (the bin is empty) or an overflow (it is full) doubles its capacity up to the
-// ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the bin holds
-// it; only a bin at its ceiling flushes its older half to the owning arenas. An empty bin is
-// refilled with half its capacity in one lock acquisition. Every kGcEvents allocations and every
-// kGcEvents frees, one bin (round-robin) gives back half of what stayed unused since its last
-// visit (its low-water mark), and halves its capacity when that was a quarter of it or more: a
-// thread whose bursts are small keeps few regions. 64 up to 1 KiB, not 32 above 256 B: with 32,
-// a thread whose sizes spread over 16-512 B refilled or flushed a 257-512 B bin every ~256
-// operations (lethe-alloc-workload mt 1: 0.4 ns per operation more).
+// ceilings 512 regions for classes <= 256 B, 64 up to 1024 B, 16 up to 4096 B, 4 above (at most
+// 2,768 KiB per thread when every small bin is full); floors 8 up to 1024 B, 2 above. A bin
+// starts at its floor. A miss (the bin is empty) or an overflow (it is full) doubles its capacity
+// up to the ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the
+// bin holds it; only a bin at its ceiling flushes its older half to the owning arenas. An empty
+// bin is refilled with half its capacity in one lock acquisition. Every kGcEvents allocations and
+// every kGcEvents frees, one bin (round-robin) gives back half of what stayed unused since its
+// last visit (its low-water mark), and halves its capacity when that was a quarter of it or more:
+// a thread whose bursts are small keeps few regions. Why 512 up to 256 B: a page closed frees its
+// thousands of small objects at once, and the next page allocates as many; with 64, 44% of
+// lethe-alloc-workload churn's allocations went through the arena's bitmaps and back. Why 64 up
+// to 1 KiB, not 32: with 32, a thread whose sizes spread over 16-512 B refilled or flushed a
+// 257-512 B bin every ~256 operations (lethe-alloc-workload mt 1: 0.4 ns per operation more).
 // The whole cache is flushed at thread exit (pthread key destructor) and on lethe_purge(): the
 // calling thread's at once, every other thread's at its next slow-path event (a refill, a full
 // bin or the GC step), since only its owner may touch a cache; a thread that makes no allocator
@@ -43,6 +45,7 @@
 #include "arena.h"
 #include "chunk.h"
 #include "compiler.h"
+#include "lethe/alloc.h"
 #include "size_classes.h"
 
 #ifndef LETHE_LARGE_CACHE_KB
@@ -51,16 +54,14 @@
 
 namespace lethe::internal {
 
-// What one thread's cache may hold at most (small and large bins full).
-inline constexpr size_t kThreadCacheMaxBytes = size_t{5} << 19;  // 2.5 MiB
+// What one thread's cache may hold at most (small and large bins full): the public bound.
+inline constexpr size_t kThreadCacheMaxBytes = LETHE_THREAD_CACHE_MAX_BYTES;
 
 // A bin's capacity stays within [CacheMinCapacity, CacheMaxCapacity] of its class size.
 constexpr uint32_t CacheMaxCapacity(uint32_t size) {
-  return size <= 1024 ? 64 : size <= 4096 ? 16 : 4;
+  return size <= 256 ? 512 : size <= 1024 ? 64 : size <= 4096 ? 16 : 4;
 }
-constexpr uint32_t CacheMinCapacity(uint32_t size) {
-  return CacheMaxCapacity(size) / 8 < 2 ? 2 : CacheMaxCapacity(size) / 8;
-}
+constexpr uint32_t CacheMinCapacity(uint32_t size) { return size <= 1024 ? 8 : 2; }
 constexpr size_t TotalCacheSlots() {
   size_t total = 0;
   for (uint32_t size : kSmallSizes) total += CacheMaxCapacity(size);
@@ -143,6 +144,26 @@ ThreadCache* ThreadCacheGet();
 // call takes the slow paths to the bound arena), then put back (lethe_arena_bind).
 void ThreadCacheSuspend();
 void ThreadCacheResume();
+// For its scope, the calling thread allocates from its automatic arena even while it is bound to
+// a caller arena: for memory the allocator itself makes that outlives any caller arena (the
+// purge thread's, which pthread_create allocates: made while bound, it kept the bound arena a
+// ghost for the life of the process). The thread's cache stays set aside as the binding wants
+// (one created within the scope is put back at unbind, ThreadCacheResume).
+class AutomaticArenaScope {
+ public:
+  AutomaticArenaScope() : arena_(t_bound_arena), cache_(t_cache) { t_bound_arena = nullptr; }
+  ~AutomaticArenaScope() {
+    if (arena_ == nullptr) return;  // unbound: a cache created meanwhile is the thread's to keep
+    t_bound_arena = arena_;
+    t_cache = cache_;
+  }
+  AutomaticArenaScope(const AutomaticArenaScope&) = delete;
+  AutomaticArenaScope& operator=(const AutomaticArenaScope&) = delete;
+
+ private:
+  Arena* arena_;
+  ThreadCache* cache_;
+};
 // Refills the bin of `klass` from the thread's arena and pops one region; nullptr on OOM.
 void* ThreadCacheFill(ThreadCache* cache, uint32_t klass);
 // Returns the `count` oldest regions of the bin to their arenas.

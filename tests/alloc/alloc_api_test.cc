@@ -104,10 +104,11 @@ TEST(AllocApi, AllocatorNameIsKnown) {
 
 // ---- peak_allocated_bytes ----------------------------------------------------------------------
 // What lethe/alloc.h promises: with the bundled allocator the peak counts blocks parked in thread
-// caches as allocated (at most 2.5 MiB per thread above the true peak); the system shim is exact.
+// caches as allocated (at most LETHE_THREAD_CACHE_MAX_BYTES per thread above the true peak); the
+// system shim is exact.
 
 uint64_t CacheSlackPerThread() {
-  return std::string(lethe_allocator_name()) == "lethe" ? uint64_t{5} << 19 : 0;
+  return std::string(lethe_allocator_name()) == "lethe" ? LETHE_THREAD_CACHE_MAX_BYTES : 0;
 }
 
 // The figure the peak restarts from: what lethe_stats_reset_peak() reads as "current".

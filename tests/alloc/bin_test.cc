@@ -83,7 +83,48 @@ TEST_F(BinTest, RunsFillLowestAddressFirst) {
   EXPECT_EQ(heap_.active_pages(), 0u);
 }
 
+// A thread cache returns one bin's regions in one batch; a region whose page shows another class
+// (only an invalid or double free can put one there) goes to its own page's bin, and the bytes
+// returned are the regions' own sizes.
+TEST_F(BinTest, ABatchFreesItsClassAndSendsAStrayRegionToItsOwnBin) {
+  constexpr uint32_t kKlass = 4, kOther = 9;  // 64 and 144 bytes
+  std::vector<void*> regions(40);
+  ASSERT_EQ(BinAllocate(&bins_[kKlass], kKlass, &heap_, regions.data(), 40), 40u);
+  void* stray = nullptr;
+  ASSERT_EQ(BinAllocate(&bins_[kOther], kOther, &heap_, &stray, 1), 1u);
+  regions.push_back(stray);
+  uint64_t bytes = BinFreeBatch(bins_, kKlass, &heap_, regions.data(),
+                                static_cast<uint32_t>(regions.size()), 1);
+  EXPECT_EQ(bytes, 40 * kSmallSizes[kKlass] + kSmallSizes[kOther]);
+  EXPECT_EQ(bins_[kKlass].regions_out, 0u);
+  EXPECT_EQ(bins_[kOther].regions_out, 0u);
+  EXPECT_EQ(bins_[kKlass].run_count + bins_[kOther].run_count, 0u);
+  EXPECT_EQ(heap_.active_pages(), 0u);
+}
+
 using BinDeathTest = BinTest;
+
+TEST_F(BinDeathTest, ABatchCatchesADoubleFreeAndAnInteriorPointer) {
+  constexpr uint32_t kKlass = 3;
+  void* regions[3];
+  BinAllocate(&bins_[kKlass], kKlass, &heap_, regions, 3);
+  void* twice[2] = {regions[0], regions[0]};
+  EXPECT_DEATH(BinFreeBatch(bins_, kKlass, &heap_, twice, 2, 1),
+               "lethe: free\\(\\): double free 0x[0-9a-f]+");
+  void* interior = static_cast<char*>(regions[1]) + 8;
+  EXPECT_DEATH(BinFreeBatch(bins_, kKlass, &heap_, &interior, 1, 1),
+               "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
+  BinFreeBatch(bins_, kKlass, &heap_, regions, 3, 1);
+}
+
+TEST_F(BinDeathTest, ABatchRefusesARegionWhosePageIsNoLongerASmallRun) {
+  constexpr uint32_t kKlass = 3;
+  void* region = nullptr;
+  BinAllocate(&bins_[kKlass], kKlass, &heap_, &region, 1);
+  BinFreeBatch(bins_, kKlass, &heap_, &region, 1, 1);  // the run is empty: back to the heap
+  EXPECT_DEATH(BinFreeBatch(bins_, kKlass, &heap_, &region, 1, 1),
+               "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
+}
 
 TEST_F(BinDeathTest, DoubleFreeIsCaughtByTheBitmap) {
   void* regions[2];

@@ -211,6 +211,41 @@ TEST(CallerArena, AnArenaDestroyedWithLiveBlocksIsAGhostUntilItsLastFree) {
   ValidateHeap();
 }
 
+// The allocator's own long-lived memory never comes from a caller arena: what it allocates for
+// itself while the calling thread is bound (the purge thread, started by the first dirty page,
+// whose pthread_create bookkeeping kept the bound arena a ghost for the life of the process;
+// engine/HtmlPageTest's ghost tests caught it) is made in an AutomaticArenaScope.
+TEST(CallerArena, AnAutomaticArenaScopeAllocatesOutsideTheBoundArena) {
+  lethe_arena_t arena = lethe_arena_create();
+  ASSERT_EQ(lethe_arena_bind(arena, nullptr), 0);
+  void* bound = lethe_malloc(320);
+  void* own;
+  {
+    AutomaticArenaScope unbound;
+    own = lethe_malloc(320);
+  }
+  void* bound_again = lethe_malloc(320);
+  ASSERT_EQ(lethe_arena_bind(LETHE_ARENA_NONE, nullptr), 0);
+  EXPECT_TRUE(InArena(bound, arena));
+  EXPECT_FALSE(InArena(own, arena));
+  EXPECT_TRUE(InArena(bound_again, arena)) << "the scope gives the binding back";
+  lethe_free(bound);
+  lethe_free(bound_again);
+  uint64_t left = 1;
+  EXPECT_EQ(lethe_arena_destroy(arena, &left), 0);
+  EXPECT_EQ(left, 0u);
+  lethe_free(own);
+  // Unbound, the scope changes nothing: a thread cache made within it stays the thread's.
+  std::thread fresh([] {
+    {
+      AutomaticArenaScope unbound;
+      lethe_free(lethe_malloc(64));  // the thread's first allocation makes its cache
+    }
+    EXPECT_TRUE(HasCache(t_cache));
+  });
+  fresh.join();
+}
+
 TEST(CallerArena, HugeReallocFollowsTheArenaItCountsTo) {
   lethe_arena_t arena = lethe_arena_create();
   void* block = nullptr;

@@ -198,6 +198,8 @@ TEST(ThreadCache, LargeBlocksFreedByAnotherThreadGoBackToTheirArenaWithoutItsLoc
 TEST(ThreadCache, ABinGrowsWithABurstAndKeepsItWithoutFlushing) {
   constexpr uint32_t kSize = 24;
   const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
+  // More than half the ceiling: the misses double the bin up to it, and the frees fit in it.
+  constexpr int kBurst = static_cast<int>(CacheMaxCapacity(kSize) * 5 / 8);
   std::thread fresh([klass] {
     void* first = lethe_malloc(kSize);  // creates this thread's cache
     ThreadCache* cache = t_cache;
@@ -205,16 +207,16 @@ TEST(ThreadCache, ABinGrowsWithABurstAndKeepsItWithoutFlushing) {
     CacheBin& bin = cache->bins[klass];
     EXPECT_EQ(bin.capacity, CacheMinCapacity(kSize) * 2) << "the first miss doubled the floor";
     std::vector<void*> blocks{first};
-    for (int i = 1; i < 40; ++i) blocks.push_back(lethe_malloc(kSize));
+    for (int i = 1; i < kBurst; ++i) blocks.push_back(lethe_malloc(kSize));
     Arena* arena = cache->arena;
     uint64_t out = RegionsOut(arena, klass);
     for (void* block : blocks) lethe_free(block);
     EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSize));
-    EXPECT_EQ(RegionsOut(arena, klass), out) << "40 frees under the ceiling flush nothing";
-    EXPECT_GE(bin.count, 40u);
+    EXPECT_EQ(RegionsOut(arena, klass), out) << "a burst's frees under the ceiling flush nothing";
+    EXPECT_GE(bin.count, static_cast<uint32_t>(kBurst));
     // Past the ceiling the bin flushes (older half) and stays bounded.
     blocks.clear();
-    for (int i = 0; i < 1000; ++i) blocks.push_back(lethe_malloc(kSize));
+    for (uint32_t i = 0; i < 4 * CacheMaxCapacity(kSize); ++i) blocks.push_back(lethe_malloc(kSize));
     for (void* block : blocks) lethe_free(block);
     EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSize));
     EXPECT_LE(bin.count, bin.capacity);

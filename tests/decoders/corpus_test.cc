@@ -116,7 +116,8 @@ Override OverrideFor(const CorpusEntry& entry) {
 // The peak of the bytes allocated through lethe_* during one section of work, from the
 // allocator's statistics (lethe/alloc.h, peak_allocated_bytes). The bundled allocator counts blocks
 // parked in the thread cache as allocated, so the figure may exceed the true peak by at most the
-// cache's contents (2.5 MiB per thread, the calling thread's only here: the decoders run on it);
+// cache's contents (LETHE_THREAD_CACHE_MAX_BYTES per thread, the calling thread's only here: the
+// decoders run on it);
 // the system shim of the sanitizer presets is exact. Starting with lethe_purge() makes the
 // baseline exact (this thread's cache empty).
 class PeakProbe {
@@ -138,7 +139,7 @@ class PeakProbe {
 };
 
 uint64_t AllocatorSlackBytes() {
-  return std::string(lethe_allocator_name()) == "lethe" ? uint64_t{5} << 19 : 0;
+  return std::string(lethe_allocator_name()) == "lethe" ? LETHE_THREAD_CACHE_MAX_BYTES : 0;
 }
 
 // What DecodeLimits let one decode hold at once: max_decoded_bytes of decoded data (surface, or
@@ -154,7 +155,7 @@ constexpr uint64_t kTightCheckMinPeakBytes = uint64_t{8} << 20;
 
 // Decodes `bytes` again with max_decoded_bytes at a quarter of what the default decode needed: the
 // decode must either be refused or stay within that limit. A decoder that ignored the limit would
-// need the same peak again (4x the limit, more than the allowance of limit + input copy + 2.5 MiB
+// need the same peak again (4x the limit, more than the allowance of limit + input copy + 3.5 MiB
 // for the thread cache whenever that stays below 4x the limit), so this assertion can fail;
 // CorpusPeak.ATightLimitRefusesADecodeWhosePeakTheProbeSees shows the probe sees that peak.
 void CheckTightLimit(const test::Bytes& bytes, uint64_t default_peak_bytes) {
@@ -251,6 +252,8 @@ TEST(CorpusPeak, ATightLimitRefusesADecodeWhosePeakTheProbeSees) {
   test::PngSpec spec;
   spec.width = 2048;
   spec.height = 2048;
+  spec.color_type = 3;  // paletted: a 4 MB input for a 16 MiB surface, so that the input copy and
+                        // the thread-cache slack leave the allowance well under the peak
   const test::Bytes bytes = test::EncodePng(spec);
   const DecodeOptions options;
   uint64_t default_peak_bytes = 0;

@@ -50,6 +50,10 @@ void lethe_purge(void) LETHE_NOEXCEPT;
 void lethe_decay_tick(uint64_t now_ns) LETHE_NOEXCEPT;
 
 /* ---- statistics -------------------------------------------------------------------------- */
+/* What one thread's cache of the bundled allocator may hold at most (blocks freed by that thread
+ * and kept for its next allocations), in bytes. */
+#define LETHE_THREAD_CACHE_MAX_BYTES (3584u * 1024u)
+
 typedef struct lethe_stats_t {
   uint64_t allocated_bytes; /* sum of usable sizes of live blocks */
   uint64_t active_bytes;    /* pages backing live runs (allocated + unused parts of runs) */
@@ -79,8 +83,8 @@ typedef struct lethe_stats_t {
    * huge table), so a block parked in a thread cache counts as allocated there: the figure is the
    * highest value reached by (allocated_bytes + thread_cache_bytes), exact for that sum under any
    * number of threads and arenas, and exceeds the true peak of allocated_bytes by at most the
-   * thread caches' contents at that moment (at most 2.5 MiB per thread; 0 with tcache:0). It never
-   * reads below the true peak, except after a reset racing with other threads' allocations.
+   * thread caches' contents at that moment (at most LETHE_THREAD_CACHE_MAX_BYTES per thread; 0
+   * with tcache:0). It never reads below the true peak, except after a reset racing with other threads' allocations.
    * System malloc (sanitizer presets): the exact peak of the usable sizes live through lethe_*. */
   uint64_t peak_allocated_bytes;
 } lethe_stats_t;
