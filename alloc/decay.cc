@@ -35,6 +35,11 @@ constinit bool g_cond_ready = false;
 pthread_cond_t g_purger_cond;
 
 uint64_t DecayNs() { return g_options.decay_ms * 1000000u; }
+// The thread purges, on the real clock: the freeing threads leave decay and excess to it.
+bool PurgerOnRealClock() {
+  return g_purger_state.load(std::memory_order_relaxed) == kRunning &&
+         !g_manual_clock.load(std::memory_order_relaxed);
+}
 // The coarse clock lags CLOCK_MONOTONIC by up to a tick (4 ms at HZ=250).
 constexpr uint64_t kClockSlackNs = 5000000;
 
@@ -133,12 +138,11 @@ uint64_t DecayNowNs() {
 }
 
 void DecayAfterRelease(Arena* arena) {
-  int state = g_purger_state.load(std::memory_order_relaxed);
-  if (state == kRunning && !g_manual_clock.load(std::memory_order_relaxed)) {
+  if (PurgerOnRealClock()) {
     if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
     return;
   }
-  if (state == kNotStarted && g_options.decay_thread) {
+  if (g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread) {
     g_attention.store(true, std::memory_order_relaxed);
   }
   // No thread (yet): decay here, at most every decay/8.
@@ -151,19 +155,10 @@ void DecayAfterRelease(Arena* arena) {
   }
 }
 
-uint64_t ExcessGraceNs() {
-  if (g_purger_state.load(std::memory_order_relaxed) != kRunning ||
-      g_manual_clock.load(std::memory_order_relaxed)) {
-    return 0;
-  }
-  return DecayNs() / 16;
-}
+uint64_t ExcessGraceNs() { return PurgerOnRealClock() ? DecayNs() / 16 : 0; }
 
 bool DeferExcessPurge() {
-  if (g_purger_state.load(std::memory_order_relaxed) != kRunning ||
-      g_manual_clock.load(std::memory_order_relaxed)) {
-    return false;
-  }
+  if (!PurgerOnRealClock()) return false;
   // The thread looks again soon enough: the excess waits out its grace anyway. Without this, each
   // free past the limit during the grace woke it for a pass that purged nothing.
   if (g_purger_wake_ns.load(std::memory_order_relaxed) <= DecayNowNs() + ExcessGraceNs()) {
@@ -177,11 +172,10 @@ bool DeferExcessPurge() {
 }
 
 void DecayAfterHugeFree() {
-  int state = g_purger_state.load(std::memory_order_relaxed);
-  if (state == kRunning && !g_manual_clock.load(std::memory_order_relaxed)) {
+  if (PurgerOnRealClock()) {
     if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
   } else {
-    if (state == kNotStarted && g_options.decay_thread) {
+    if (g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread) {
       g_attention.store(true, std::memory_order_relaxed);
     }
     HugeRegionPurge(DecayNowNs(), DecayNs());
