@@ -5,19 +5,22 @@
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
 // Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class:
-// ceilings 512 regions for classes <= 256 B, 64 up to 1024 B, 16 up to 4096 B, 4 above (at most
-// 2,768 KiB per thread when every small bin is full); floors 8 up to 1024 B, 2 above. A bin
-// starts at its floor. A miss (the bin is empty) or an overflow (it is full) doubles its capacity
-// up to the ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the
-// bin holds it; only a bin at its ceiling flushes its older half to the owning arenas. An empty
-// bin is refilled with half its capacity in one lock acquisition. Every kGcEvents allocations and
-// every kGcEvents frees, one bin (round-robin) gives back half of what stayed unused since its
-// last visit (its low-water mark), and halves its capacity when that was a quarter of it or more:
-// a thread whose bursts are small keeps few regions. Why 512 up to 256 B: a page closed frees its
-// thousands of small objects at once, and the next page allocates as many; with 64, 44% of
-// lethe-alloc-workload churn's allocations went through the arena's bitmaps and back. Why 64 up
-// to 1 KiB, not 32: with 32, a thread whose sizes spread over 16-512 B refilled or flushed a
-// 257-512 B bin every ~256 operations (lethe-alloc-workload mt 1: 0.4 ns per operation more).
+// ceilings 32 KiB of regions up to 1024 B, within [64, 512] regions (512 up to 64 B, 128 at
+// 256 B, 64 from 512 B), 16 regions up to 4096 B, 4 above (at most 2,199 KiB per thread when
+// every small bin is full); floors 8 up to 1024 B, 2 above. A bin starts at its floor. A miss
+// (the bin is empty) or an overflow (it is full) doubles its capacity up to the ceiling, so a
+// burst of n allocations or frees costs O(log n) slow paths before the bin holds it; only a bin
+// at its ceiling flushes its older half to the owning arenas. An empty bin is refilled with half
+// its capacity in one lock acquisition. Every kGcEvents allocations and every kGcEvents frees,
+// one bin (round-robin) gives back half of what stayed unused since its last visit (its
+// low-water mark), and halves its capacity when that was a quarter of it or more: a thread whose
+// bursts are small keeps few regions. Why up to 512: a page closed frees its thousands of small
+// objects at once, and the next page allocates as many; with 64 per bin, 44% of
+// lethe-alloc-workload churn's allocations went through the arena's bitmaps and back. Why by
+// bytes: 512 for every class up to 256 B cost lethe-alloc-workload mt 1 (a steady random walk
+// over 16-512 B, which drifts each bin up to its ceiling) 3% against 64, for the same churn time.
+// Why 64 up to 1 KiB, not 32: with 32, a thread whose sizes spread over 16-512 B refilled or
+// flushed a 257-512 B bin every ~256 operations (lethe-alloc-workload mt 1: 0.4 ns per op more).
 // The whole cache is flushed at thread exit (pthread key destructor) and on lethe_purge(): the
 // calling thread's at once, every other thread's at its next slow-path event (a refill, a full
 // bin or the GC step), since only its owner may touch a cache; a thread that makes no allocator
@@ -59,7 +62,9 @@ inline constexpr size_t kThreadCacheMaxBytes = LETHE_THREAD_CACHE_MAX_BYTES;
 
 // A bin's capacity stays within [CacheMinCapacity, CacheMaxCapacity] of its class size.
 constexpr uint32_t CacheMaxCapacity(uint32_t size) {
-  return size <= 256 ? 512 : size <= 1024 ? 64 : size <= 4096 ? 16 : 4;
+  if (size > 1024) return size <= 4096 ? 16 : 4;
+  uint32_t regions = 32768 / size;
+  return regions > 512 ? 512 : regions < 64 ? 64 : regions;
 }
 constexpr uint32_t CacheMinCapacity(uint32_t size) { return size <= 1024 ? 8 : 2; }
 constexpr size_t TotalCacheSlots() {

@@ -199,26 +199,26 @@ TEST(ThreadCache, ABinGrowsWithABurstAndKeepsItWithoutFlushing) {
   constexpr uint32_t kSize = 24;
   const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
   // More than half the ceiling: the misses double the bin up to it, and the frees fit in it.
-  constexpr int kBurst = static_cast<int>(CacheMaxCapacity(kSize) * 5 / 8);
-  std::thread fresh([klass] {
+  const int burst = static_cast<int>(CacheMaxCapacity(kSmallSizes[klass]) * 5 / 8);
+  std::thread fresh([klass, burst] {
     void* first = lethe_malloc(kSize);  // creates this thread's cache
     ThreadCache* cache = t_cache;
     ASSERT_TRUE(HasCache(cache));
     CacheBin& bin = cache->bins[klass];
-    EXPECT_EQ(bin.capacity, CacheMinCapacity(kSize) * 2) << "the first miss doubled the floor";
+    EXPECT_EQ(bin.capacity, CacheMinCapacity(kSmallSizes[klass]) * 2) << "the first miss doubled the floor";
     std::vector<void*> blocks{first};
-    for (int i = 1; i < kBurst; ++i) blocks.push_back(lethe_malloc(kSize));
+    for (int i = 1; i < burst; ++i) blocks.push_back(lethe_malloc(kSize));
     Arena* arena = cache->arena;
     uint64_t out = RegionsOut(arena, klass);
     for (void* block : blocks) lethe_free(block);
-    EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSize));
+    EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSmallSizes[klass]));
     EXPECT_EQ(RegionsOut(arena, klass), out) << "a burst's frees under the ceiling flush nothing";
-    EXPECT_GE(bin.count, static_cast<uint32_t>(kBurst));
+    EXPECT_GE(bin.count, static_cast<uint32_t>(burst));
     // Past the ceiling the bin flushes (older half) and stays bounded.
     blocks.clear();
-    for (uint32_t i = 0; i < 4 * CacheMaxCapacity(kSize); ++i) blocks.push_back(lethe_malloc(kSize));
+    for (uint32_t i = 0; i < 4 * CacheMaxCapacity(kSmallSizes[klass]); ++i) blocks.push_back(lethe_malloc(kSize));
     for (void* block : blocks) lethe_free(block);
-    EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSize));
+    EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSmallSizes[klass]));
     EXPECT_LE(bin.count, bin.capacity);
   });
   fresh.join();
@@ -230,12 +230,13 @@ TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
   const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
   std::thread worker([klass] {
     std::vector<void*> blocks;
-    for (int i = 0; i < 60; ++i) blocks.push_back(lethe_malloc(kSize));
+    // Twice the ceiling: the misses grow the bin to it (a burst larger than the bin).
+    for (uint32_t i = 0; i < 2 * CacheMaxCapacity(kSmallSizes[klass]); ++i) blocks.push_back(lethe_malloc(kSize));
     ThreadCache* cache = t_cache;
     ASSERT_TRUE(HasCache(cache));
     for (void* block : blocks) lethe_free(block);
     CacheBin& bin = cache->bins[klass];
-    ASSERT_EQ(bin.capacity, CacheMaxCapacity(kSize));
+    ASSERT_EQ(bin.capacity, CacheMaxCapacity(kSmallSizes[klass]));
     uint64_t out = RegionsOut(cache->arena, klass);
     uint32_t cached = bin.count;
     // GC rounds with no allocation: every visit finds the bin's regions idle.
@@ -244,7 +245,7 @@ TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
         ThreadCacheGcAfter(cache, false);
       }
     }
-    EXPECT_EQ(bin.capacity, CacheMinCapacity(kSize));
+    EXPECT_EQ(bin.capacity, CacheMinCapacity(kSmallSizes[klass]));
     EXPECT_LE(bin.count, bin.capacity);
     EXPECT_EQ(RegionsOut(cache->arena, klass), out - (cached - bin.count));
   });

@@ -155,7 +155,7 @@ constexpr uint64_t kTightCheckMinPeakBytes = uint64_t{8} << 20;
 
 // Decodes `bytes` again with max_decoded_bytes at a quarter of what the default decode needed: the
 // decode must either be refused or stay within that limit. A decoder that ignored the limit would
-// need the same peak again (4x the limit, more than the allowance of limit + input copy + 3.5 MiB
+// need the same peak again (4x the limit, more than the allowance of limit + input copy + 3 MiB
 // for the thread cache whenever that stays below 4x the limit), so this assertion can fail;
 // CorpusPeak.ATightLimitRefusesADecodeWhosePeakTheProbeSees shows the probe sees that peak.
 void CheckTightLimit(const test::Bytes& bytes, uint64_t default_peak_bytes) {
