@@ -98,14 +98,15 @@ void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t ent
 
 uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* pointers,
                       uint32_t count, uint64_t now_ns) {
-  uint64_t bytes = uint64_t{count} * kSmallSizes[klass];
+  uint32_t of_class = 0;
+  uint64_t stray_bytes = 0;
   for (uint32_t i = 0; i < count; ++i) {
     Chunk* chunk = ChunkOf(pointers[i]);
     uint32_t page = PageOf(chunk, pointers[i]);
     uint32_t entry = chunk->map[page];
-    if (LETHE_LIKELY((entry & (kMapKindMask | (0xffu << kMapClassShift))) ==
-                     (static_cast<uint32_t>(PageKind::kSmall) | klass << kMapClassShift))) {
+    if (LETHE_LIKELY(MapKind(entry) == PageKind::kSmall && MapClass(entry) == klass)) {
       FreeRegion(&bins[klass], heap, chunk, page, entry, pointers[i], now_ns, klass);
+      ++of_class;
       continue;
     }
     // Its page changed since the region was cached: only an invalid or double free can see that.
@@ -113,11 +114,10 @@ uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* po
       lethe_fatal_pointer("free(): invalid pointer ", pointers[i], "");
     }
     BinFree(&bins[MapClass(entry)], heap, chunk, page, entry, pointers[i], now_ns);
-    ++bins[klass].regions_out;  // counted below with the batch's class
-    bytes = bytes - kSmallSizes[klass] + kSmallSizes[MapClass(entry)];
+    stray_bytes += kSmallSizes[MapClass(entry)];
   }
-  bins[klass].regions_out -= count;
-  return bytes;
+  bins[klass].regions_out -= of_class;
+  return uint64_t{of_class} * kSmallSizes[klass] + stray_bytes;
 }
 
 void BinValidate(const Bin& bin, uint32_t klass) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <utility>
 
 #include "base.h"
 #include "decay.h"
@@ -157,38 +158,26 @@ void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
 
 namespace {
 
-// Returns blocks[0, count) to the arenas that own them, grouped so that each arena's lock is taken
-// once per 64 of its blocks: each pass frees every block of the first block's arena and keeps the
-// others, in order, at the front of `blocks` (which it reorders). free_batch is
-// ArenaFreeSmallBatch or ArenaFreeLargeBatch.
+// Returns blocks[0, count) to the arenas that own them, each arena's lock taken once per 64 of its
+// blocks: each pass moves the first block's arena's blocks to the front of `blocks` (which it
+// reorders; only compares when, as usual, they all are the thread's own arena's) and frees them.
+// free_batch is ArenaFreeSmallBatch or ArenaFreeLargeBatch.
 void FlushToOwners(void** blocks, uint32_t count,
                    void (*free_batch)(Arena*, void**, uint32_t)) {
   constexpr uint32_t kBatch = 64;
-  uint32_t remaining = count;
-  // Usually every block is of the thread's own arena: then no copy, a compare per block.
-  if (count > 0 && count <= kBatch) {
+  while (count > 0) {
     Arena* arena = ArenaOf(ChunkOf(blocks[0]));
-    uint32_t i = 1;
-    while (i < count && ArenaOf(ChunkOf(blocks[i])) == arena) ++i;
-    if (i == count) return free_batch(arena, blocks, count);
-  }
-  while (remaining > 0) {
-    Arena* arena = ArenaOf(ChunkOf(blocks[0]));
-    void* batch[kBatch];
-    uint32_t batched = 0, kept = 0;
-    for (uint32_t i = 0; i < remaining; ++i) {
-      if (ArenaOf(ChunkOf(blocks[i])) != arena) {
-        blocks[kept++] = blocks[i];
-        continue;
-      }
-      batch[batched++] = blocks[i];
-      if (batched == kBatch) {
-        free_batch(arena, batch, batched);
-        batched = 0;
-      }
+    uint32_t owned = 1;
+    for (uint32_t i = 1; i < count; ++i) {
+      if (ArenaOf(ChunkOf(blocks[i])) != arena) continue;
+      if (i != owned) std::swap(blocks[i], blocks[owned]);
+      ++owned;
     }
-    if (batched > 0) free_batch(arena, batch, batched);
-    remaining = kept;
+    for (uint32_t done = 0; done < owned; done += kBatch) {
+      free_batch(arena, blocks + done, owned - done < kBatch ? owned - done : kBatch);
+    }
+    blocks += owned;
+    count -= owned;
   }
 }
 

@@ -84,7 +84,8 @@ typedef struct lethe_stats_t {
    * highest value reached by (allocated_bytes + thread_cache_bytes), exact for that sum under any
    * number of threads and arenas, and exceeds the true peak of allocated_bytes by at most the
    * thread caches' contents at that moment (at most LETHE_THREAD_CACHE_MAX_BYTES per thread; 0
-   * with tcache:0). It never reads below the true peak, except after a reset racing with other threads' allocations.
+   * with tcache:0). It never reads below the true peak, except after a reset racing with other
+   * threads' allocations.
    * System malloc (sanitizer presets): the exact peak of the usable sizes live through lethe_*. */
   uint64_t peak_allocated_bytes;
 } lethe_stats_t;
