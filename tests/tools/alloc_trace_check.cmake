@@ -1,6 +1,7 @@
-# cmake -P: records `lethe-alloc-workload pairs 1000` (WORKLOAD) with the trace shim (SHIM), compiles
-# the raw trace and replays it; then the failure paths: a file that is not a raw trace, one that is
-# not a compiled trace, a truncated compiled trace. DIR is a scratch folder.
+# cmake -P: records `lethe-alloc-workload pairs 1000` and `reallocs 3000` (WORKLOAD) with the trace
+# shim (SHIM), compiles the raw traces and replays them; then the failure paths: a file that is not
+# a raw trace, one that is not a compiled trace, a truncated one, and one whose operations
+# contradict each other. DIR is a scratch folder.
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR}/raw)
 function(run expect_status)
@@ -31,6 +32,19 @@ if(NOT out MATCHES "^ms=[0-9.]+ exit_rss_kb=[0-9]+ exit_anon_kb=[0-9]+ peak_kb=[
   message(FATAL_ERROR "unexpected replay line: ${out}")
 endif()
 
+# A trace with reallocs (moving and in place), callocs and frees: it compiles with nothing dropped,
+# and the replay's own check accepts it (every allocation into a free slot, every free and realloc
+# on a live one). Compiled with a slot left free behind a realloc, it fails that check.
+file(MAKE_DIRECTORY ${DIR}/raw-reallocs)
+run(0 ${CMAKE_COMMAND} -E env LETHE_ALLOC_TRACE_DIR=${DIR}/raw-reallocs LD_PRELOAD=${SHIM} ${WORKLOAD} reallocs 3000)
+file(GLOB realloc_raws ${DIR}/raw-reallocs/*.raw)
+run(0 ${WORKLOAD} compile-trace ${DIR}/reallocs.trace ${realloc_raws})
+if(NOT out MATCHES "^ops=([0-9]+) slots=([0-9]+) dropped=0 threads=1\n$" OR CMAKE_MATCH_1 LESS 3000
+   OR CMAKE_MATCH_2 LESS 32 OR CMAKE_MATCH_2 GREATER 64)
+  message(FATAL_ERROR "the reallocs trace: ${out}")
+endif()
+run(0 ${WORKLOAD} replay ${DIR}/reallocs.trace)
+
 # Failure paths: each names the file and exits 1, and a failed compile leaves no output file.
 run(1 ${WORKLOAD} compile-trace ${DIR}/bad.trace ${DIR}/pairs.trace)
 if(NOT out MATCHES "is not a raw allocation trace" OR EXISTS ${DIR}/bad.trace)
@@ -49,3 +63,11 @@ math(EXPR cut "${size} - 10")
 execute_process(COMMAND head -c ${cut} ${DIR}/pairs.trace OUTPUT_FILE ${DIR}/cut.trace)
 replay_fails(${DIR}/cut.trace "truncated or corrupt")
 replay_fails(${DIR}/missing.trace "cannot open .*missing.trace")
+# The pairs trace with its first operation (a malloc into slot 0) repeated in place of its last:
+# a well-formed file whose second operation allocates into a live slot.
+math(EXPR body "${size} - 64")
+execute_process(COMMAND head -c 64 ${DIR}/pairs.trace OUTPUT_FILE ${DIR}/head.part)
+execute_process(COMMAND tail -c +41 ${DIR}/pairs.trace COMMAND head -c ${body}
+                OUTPUT_FILE ${DIR}/body.part)
+execute_process(COMMAND cat ${DIR}/head.part ${DIR}/body.part OUTPUT_FILE ${DIR}/twice.trace)
+replay_fails(${DIR}/twice.trace "is corrupt: operation 1 \\(slot 0\\) allocates into a slot whose block is live")

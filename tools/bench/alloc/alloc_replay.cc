@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "alloc_trace_format.h"
 #include "proc_figures.h"
@@ -46,8 +48,19 @@ class SlotMap {
     return true;
   }
 
-  // Records `slot`, just taken at its old address, at `to` (the address its realloc returned).
-  void Rename(uint64_t to, uint32_t slot) { live_.insert_or_assign(to, slot); }
+  // Moves the live block at `from` to `to` (the address its realloc returned), in the same slot;
+  // false if no block is live at `from`. The slot stays taken: a realloc neither frees nor opens
+  // one. A block still recorded at `to` lost its free and is ended first, as in Open.
+  bool Move(uint64_t from, uint64_t to, uint32_t* slot, std::vector<ReplayOp>& ops) {
+    auto it = live_.find(from);
+    if (it == live_.end()) return false;
+    *slot = it->second;
+    live_.erase(it);
+    auto stale = live_.find(to);
+    if (stale != live_.end()) ops.push_back({uint32_t(ReplayKind::kFree), Close(stale), 0, 0, 0});
+    live_.emplace(to, *slot);
+    return true;
+  }
 
   // Frees every live block (the end of a process).
   void CloseAll(std::vector<ReplayOp>& ops) {
@@ -96,15 +109,15 @@ void CompileEvent(const RawEvent& event, SlotMap& slots, Compiled& out) {
     case RawOp::kRealloc:
       if (event.a == 0) return allocate(ReplayKind::kMalloc, event.b, 0);
       if (event.result == 0 && event.b > 0) return void(++out.dropped);  // failed: unchanged
-      if (!slots.Take(event.a, &slot)) {  // a block from before the recording: a new one here
-        ++out.dropped;
-        return allocate(ReplayKind::kMalloc, event.b, 0);
-      }
       if (event.result == 0) {  // realloc(p, 0) freed it
+        if (!slots.Take(event.a, &slot)) return void(++out.dropped);
         out.ops.push_back({uint32_t(ReplayKind::kFree), slot, 0, 0, 0});
         return;
       }
-      slots.Rename(event.result, slot);
+      if (!slots.Move(event.a, event.result, &slot, out.ops)) {
+        ++out.dropped;  // a block from before the recording: a new one here
+        return allocate(ReplayKind::kMalloc, event.b, 0);
+      }
       out.ops.push_back({uint32_t(ReplayKind::kRealloc), slot, 0, 0, event.b});
       return;
   }
@@ -126,7 +139,6 @@ std::string CompileRaw(const std::string& path, SlotMap& slots, Compiled& out) {
     for (size_t i = 0; i < count; ++i) CompileEvent(chunk[i], slots, out);
   }
   std::fclose(file);
-  slots.CloseAll(out.ops);  // the process exited
   return "";
 }
 
@@ -176,6 +188,39 @@ std::string MapTrace(const std::string& path, MappedTrace& trace) {
   return "";
 }
 
+// Checks, before anything is timed, that every operation is one the replay can run: a known
+// kind on a slot within slot_count; an allocation on a free slot, a free or a realloc on a live
+// one. "" when it is, else what is wrong and where. (A compiler that left a reallocated block's
+// slot free made replays leak every such block; this check is what would have caught it.)
+std::string CheckOperations(const MappedTrace& trace) {
+  std::vector<bool> live(trace.header.slot_count, false);
+  for (uint64_t i = 0; i < trace.header.op_count; ++i) {
+    const ReplayOp& op = trace.ops[i];
+    auto where = [&] {
+      return "operation " + std::to_string(i) + " (slot " + std::to_string(op.slot) + ")";
+    };
+    if (op.slot >= trace.header.slot_count) return where() + " is past the trace's slot count";
+    switch (static_cast<ReplayKind>(op.kind)) {
+      case ReplayKind::kMalloc:
+      case ReplayKind::kCalloc:
+      case ReplayKind::kMemalign:
+        if (live[op.slot]) return where() + " allocates into a slot whose block is live";
+        live[op.slot] = true;
+        break;
+      case ReplayKind::kFree:
+        if (!live[op.slot]) return where() + " frees a slot with no live block";
+        live[op.slot] = false;
+        break;
+      case ReplayKind::kRealloc:
+        if (!live[op.slot]) return where() + " reallocates a slot with no live block";
+        break;
+      default:
+        return where() + " has an unknown kind " + std::to_string(op.kind);
+    }
+  }
+  return "";
+}
+
 struct Block {
   unsigned char* pointer;
   uint64_t size;
@@ -222,8 +267,11 @@ bool Replay(const MappedTrace& trace, Block* blocks, uint64_t* failed_at) {
 std::string CompileTrace(const std::vector<std::string>& raws, const std::string& out) {
   SlotMap slots;
   Compiled compiled;
-  for (const std::string& raw : raws) {
-    std::string error = CompileRaw(raw, slots, compiled);
+  for (size_t i = 0; i < raws.size(); ++i) {
+    // The process before this one exited: its blocks go back before the next one starts. The last
+    // one's stay live, as an exiting program leaves them (what its exit RSS measures).
+    if (i > 0) slots.CloseAll(compiled.ops);
+    std::string error = CompileRaw(raws[i], slots, compiled);
     if (!error.empty()) return error;
   }
   ReplayHeader header{compiled.ops.size(), slots.slot_count(), compiled.dropped, compiled.threads};
@@ -249,6 +297,8 @@ std::string RunReplay(const std::string& path) {
   MappedTrace trace;
   std::string error = MapTrace(path, trace);
   if (!error.empty()) return error;
+  error = CheckOperations(trace);
+  if (!error.empty()) return path + " is corrupt: " + error + " (compile it again)";
   // The block table is mapped, not allocated: it must not be part of what the malloc under test
   // serves. Its pages count in every allocator's RSS alike.
   const size_t table_bytes = std::max<size_t>(1, trace.header.slot_count) * sizeof(Block);

@@ -11,13 +11,15 @@ namespace lethe::bench {
 
 // Compiles the raw traces `raws`, one process after another, into the replay file `out`. Each
 // process's blocks still live at its end are freed before the next one starts (its exit gave them
-// back). Returns "" or an error naming the file.
+// back); the last process's stay live. A realloc keeps its block's slot, moved or not. Returns ""
+// or an error naming the file.
 std::string CompileTrace(const std::vector<std::string>& raws, const std::string& out);
 
 // Replays `path` (a compiled trace) and prints key=value figures: ms, exit RSS (total, anonymous),
 // peak RSS, minor faults, operations. Every block's bytes are written when it is allocated (and
 // the grown part at a realloc), as the program wrote them; nothing is freed at the end, as a
-// program that exits frees nothing. Returns "" or an error.
+// program that exits frees nothing. Returns "" or an error, also when the operations contradict
+// each other (an allocation into a live slot, a free of an empty one: checked before the replay).
 std::string RunReplay(const std::string& path);
 
 }  // namespace lethe::bench

@@ -3,7 +3,8 @@
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding |
-//        xthread small|surfaces|surfaces-written | pairs N | compile-trace OUT RAW... | replay TRACE
+//        xthread small|surfaces|surfaces-written | pairs N | reallocs N |
+//        compile-trace OUT RAW... | replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -46,6 +47,8 @@
 //           with strace in a separate run).
 //  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
 //           instructions per pair with callgrind (Ir of pairs 2N minus Ir of pairs N, over N).
+//  reallocs N  N steps over 64 slots of malloc, calloc, realloc (16 B-64 KiB, moving or not) and
+//           free: a short trace with every kind of call, for the trace tools' test.
 //  compile-trace OUT RAW...  turns raw traces recorded by liblethe-alloc-trace.so (one per process,
 //           replayed one after another) into the replay file OUT (alloc_replay.h). Not timed.
 //  replay TRACE  replays a compiled trace single-threaded, every block's bytes written: time,
@@ -617,6 +620,35 @@ const CrossThreadShape* FindCrossThreadShape(const char* name) {
   return nullptr;
 }
 
+// ---- reallocs over live slots: a small trace with every kind of call, for the tracer's test
+// ------
+void RunReallocs(long steps) {
+  Random random(41);
+  void* slots[64] = {};
+  for (long i = 0; i < steps; ++i) {
+    void*& slot = slots[random.Below(64)];
+    const uint64_t pick = random.Below(8);
+    if (slot != nullptr && pick >= 5) {
+      std::free(slot);
+      slot = nullptr;
+      continue;
+    }
+    if (slot != nullptr) {
+      slot = std::realloc(slot, random.Between(16, 64 << 10));  // moves often, grows in place too
+    } else if (pick == 0) {
+      slot = std::calloc(1, random.Between(16, 4096));
+    } else {
+      slot = std::malloc(random.Between(16, 4096));
+    }
+    if (slot == nullptr) {
+      std::fputs("reallocs: out of memory\n", stderr);
+      std::exit(1);
+    }
+  }
+  for (void* slot : slots) std::free(slot);
+  std::printf("reallocs=%ld minflt=%ld\n", steps, MinorFaults());
+}
+
 // ---- malloc/free pairs: the fast paths, for instruction counts -------------------------------
 void RunPairs(long pairs) {
   Random random(37);
@@ -651,6 +683,8 @@ int main(int argc, char** argv) {
   } else if (mode == "appends" && argc > 2 &&
              (std::strcmp(argv[2], "exact") == 0 || std::strcmp(argv[2], "doubling") == 0)) {
     RunAppends(std::strcmp(argv[2], "exact") == 0);
+  } else if (mode == "reallocs" && argc > 2 && std::atol(argv[2]) > 0) {
+    RunReallocs(std::atol(argv[2]));
   } else if (mode == "pairs" && argc > 2 && std::atol(argv[2]) > 0) {
     RunPairs(std::atol(argv[2]));
   } else if (mode == "bigbuf" && argc > 2 && FindBigBufferShape(argv[2]) != nullptr) {
@@ -673,7 +707,8 @@ int main(int argc, char** argv) {
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved |"
                  " rounding |"
-                 " xthread small|surfaces|surfaces-written | pairs N | compile-trace OUT RAW... | replay TRACE\n",
+                 " xthread small|surfaces|surfaces-written | pairs N | reallocs N | compile-trace "
+                 "OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);
     return help ? 0 : 2;
   }
