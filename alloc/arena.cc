@@ -240,10 +240,12 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
   return deadline;
 }
 
-void ArenaAfterRelease(Arena* arena) {
+void ArenaAfterRelease(Arena* arena, bool remote) {
   PageHeap& heap = arena->heap;
   if (heap.dirty_pages() == 0) return;
-  if (heap.dirty_pages() > DirtyLimit(*arena) && !DeferExcessPurge()) ArenaPurgeExcess(arena);
+  if (heap.dirty_pages() > DirtyLimit(*arena) && !DeferExcessPurge(!remote)) {
+    ArenaPurgeExcess(arena);
+  }
   DecayAfterRelease(arena);
 }
 
@@ -279,7 +281,7 @@ void ArenaDrainRemoteFreesSlow(Arena* arena) {
     node = next;
   }
   arena->remote_pages.fetch_sub(pages, std::memory_order_relaxed);
-  ArenaAfterRelease(arena);
+  ArenaAfterRelease(arena, /*remote=*/true);
 }
 
 void ArenasLockForFork() {

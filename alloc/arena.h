@@ -166,8 +166,10 @@ inline uint64_t ArenaFinishDecayPass(PageHeap* heap, uint64_t now_ns, uint64_t d
 // For tests: called by ArenaPurgeUnlocked with no lock held, just before it purges.
 extern void (*g_purge_unlocked_hook)(Arena* arena);
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
-// pages, at least the arena's dirty floor allowed; purging down to half of it) and, without a background thread, decays.
-void ArenaAfterRelease(Arena* arena);
+// pages, at least the arena's dirty floor allowed; purging down to half of it) and, without a
+// background thread, decays. `remote`: the pages were freed by other threads (remote frees
+// drained), so the excess always waits for the purge thread (DeferExcessPurge).
+void ArenaAfterRelease(Arena* arena, bool remote = false);
 
 void ArenasLockForFork();
 void ArenasUnlockAfterFork(bool child);

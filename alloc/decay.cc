@@ -157,8 +157,9 @@ void DecayAfterRelease(Arena* arena) {
 
 uint64_t ExcessGraceNs() { return PurgerOnRealClock() ? DecayNs() / 16 : 0; }
 
-bool DeferExcessPurge() {
+bool DeferExcessPurge(bool own) {
   if (!PurgerOnRealClock()) return false;
+  if (own && HasCache(t_cache) && LiveThreadCaches() == 1) return false;
   // The thread looks again soon enough: the excess waits out its grace anyway. Without this, each
   // free past the limit during the grace woke it for a pass that purged nothing.
   if (g_purger_wake_ns.load(std::memory_order_relaxed) <= DecayNowNs() + ExcessGraceNs()) {

@@ -15,7 +15,8 @@
 // each of those pages faulted in again (lethe-alloc-workload xthread surfaces, written in full:
 // 1.6 million faults and 25 s, tcmalloc 58,000 faults and 1.7 s). The cost: up to a grace's worth
 // of freed pages over the limits. Without the thread (or on lethe_decay_tick's clock) there is no
-// grace: the freeing thread purges the excess at once.
+// grace: the freeing thread purges the excess at once; so does a process's only thread with a
+// cache, for an arena's pages it freed itself (DeferExcessPurge).
 #ifndef LETHE_ALLOC_DECAY_H_
 #define LETHE_ALLOC_DECAY_H_
 
@@ -35,8 +36,12 @@ uint64_t ExcessGraceNs();
 // When dirty pages passed a limit (under an arena's lock, or none): true when the purge thread
 // will enforce it (it is running on the real clock; unless it already means to look within the
 // grace, it is woken at the next PurgerAfterUnlock), so that no purge runs on the freeing
-// thread's path; false: the caller purges now.
-bool DeferExcessPurge();
+// thread's path; false: the caller purges now. Also false for pages the caller freed itself
+// (`own`) when it is the process's only thread with a cache: the grace is for pipelines, where
+// one thread frees what another takes back within milliseconds; a lone thread that frees past
+// the limit is as likely ending as starting again (sqlite3's replay, which frees its table and
+// exits: 34 MB left dirty with the grace, 12 MB without; churn and appends run as fast).
+bool DeferExcessPurge(bool own = false);
 // After a huge block was freed (no lock held): wakes the thread, or decays the huge regions here.
 void DecayAfterHugeFree();
 // After every allocator lock is released: starts or wakes the purge thread if a release asked.

@@ -30,6 +30,7 @@ constinit ThreadCache* g_spare = nullptr;  // caches of exited threads, for reus
 constinit uint64_t g_dead_allocations = 0;
 constinit uint64_t g_dead_frees = 0;
 constinit size_t g_cache_count = 0;
+constinit std::atomic<uint32_t> g_live_caches{0};  // in g_live
 constinit pthread_key_t g_key = 0;
 constinit bool g_key_ready = false;
 
@@ -67,6 +68,7 @@ void Destroy(void* value) {
   g_dead_allocations += CacheAllocations(*cache);
   g_dead_frees += CacheFrees(*cache);
   CacheRing::Unlink(g_live, cache);
+  g_live_caches.fetch_sub(1, std::memory_order_relaxed);
   cache->next = g_spare;
   g_spare = cache;
 }
@@ -108,6 +110,7 @@ ThreadCache* ThreadCacheGet() {
     InitBins(cache);
     cache->arena = AutomaticArena();
     CacheRing::Append(g_live, cache);
+    g_live_caches.fetch_add(1, std::memory_order_relaxed);
   }
   pthread_setspecific(g_key, cache);
   t_cache = cache;
@@ -238,6 +241,8 @@ void ThreadCacheFlushAll(ThreadCache* cache) {
     if (cache->large[index].count > 0) FlushLargeBin(cache, index, cache->large[index].count);
   }
 }
+
+uint32_t LiveThreadCaches() { return g_live_caches.load(std::memory_order_relaxed); }
 
 void ThreadCacheRequestFlushAll() { g_flush_epoch.fetch_add(1, std::memory_order_relaxed); }
 

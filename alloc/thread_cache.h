@@ -177,6 +177,9 @@ void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count);
 // ceiling flushes its older half.
 void ThreadCacheMakeRoom(ThreadCache* cache, uint32_t klass);
 void ThreadCacheFlushAll(ThreadCache* cache);
+// How many threads have a cache (a forked child still counts its parent's other threads'): a hint
+// for policy, read without the registry's lock.
+uint32_t LiveThreadCaches();
 // Asks every thread's cache to flush itself (see above); the caller flushes its own.
 void ThreadCacheRequestFlushAll();
 // Flushes the whole cache if a purge asked since its last flush; true when it did.

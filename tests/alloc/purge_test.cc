@@ -3,17 +3,20 @@
 // under RLIMIT_AS in a child process.
 #include <errno.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "allocator.h"
@@ -24,6 +27,7 @@
 #include "oom.h"
 #include "options.h"
 #include "os.h"
+#include "thread_cache.h"
 
 namespace lethe::internal {
 namespace {
@@ -300,6 +304,100 @@ TEST(Purge, ThePurgersPassLeavesABatchOverTheLimitToItsGraceAndReturnsItsEnd) {
   }
   g_options.dirty_percent = dirty_percent;
   g_options.decay_ms = decay_ms;
+}
+
+// Frees `count` runs of 256 KiB, allocated first (and touched), from the calling thread.
+void AllocateAndFreeRunsOf256KiB(size_t count) {
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < count; ++i) {
+    blocks.push_back(lethe_malloc(256 * 1024));
+    std::memset(blocks.back(), 1, 256 * 1024);
+  }
+  for (void* block : blocks) lethe_free(block);
+}
+
+// Settings for the grace tests: the limit is the arena's dirty floor, set to its least; the purge
+// thread's grace (225 s) and decay outlast the test. Restores them at the end.
+class GraceSettings {
+ public:
+  explicit GraceSettings(Arena* arena) : saved_(g_options) {
+    g_options.dirty_percent = 0;
+    g_options.decay_ms = 3'600'000;
+    lethe_purge();
+    MutexLock lock(&arena->lock);
+    arena->dirty_floor_pages = kDirtyFloorMinPages;
+  }
+  ~GraceSettings() {
+    g_options = saved_;
+    lethe_purge();
+  }
+
+ private:
+  Options saved_;
+};
+
+size_t DirtyOver(Arena* arena) {
+  MutexLock lock(&arena->lock);
+  size_t limit = arena->dirty_floor_pages;
+  return arena->heap.dirty_pages() > limit ? arena->heap.dirty_pages() - limit : 0;
+}
+
+// The grace is for pipelines (decay.h): the process's only thread with a cache purges a batch it
+// freed past the limit at once, before its frees return, even with the purge thread running.
+TEST(Purge, ALoneThreadPurgesTheBatchItFreedAtOnce) {
+  lethe_free(lethe_malloc(64));  // this thread's cache
+  Arena* arena = ThreadArena();
+  ASSERT_FALSE(arena->caller);
+  GraceSettings settings(arena);
+  AllocateAndFreeRunsOf256KiB(1);  // starts the purge thread if no test did
+  ASSERT_TRUE(PurgerRunning());
+  ASSERT_EQ(LiveThreadCaches(), 1u);
+  AllocateAndFreeRunsOf256KiB(kDirtyFloorMaxPages / 64 + 8);  // a batch: past the floor's ceiling
+  EXPECT_EQ(DirtyOver(arena), 0u);
+}
+
+// While another thread has a cache, the same batch waits out its grace (the purge thread's, 225 s
+// here): that thread could take the pages back.
+TEST(Purge, ABatchWaitsItsGraceWhileAnotherThreadHasACache) {
+  lethe_free(lethe_malloc(64));
+  Arena* arena = ThreadArena();
+  ASSERT_FALSE(arena->caller);
+  GraceSettings settings(arena);
+  AllocateAndFreeRunsOf256KiB(1);
+  ASSERT_TRUE(PurgerRunning());
+  std::atomic<int> step{0};
+  std::thread other([&step] {
+    lethe_free(lethe_malloc(64));  // its cache
+    step = 1;
+    while (step.load() != 2) sched_yield();
+  });
+  while (step.load() != 1) sched_yield();
+  ASSERT_EQ(LiveThreadCaches(), 2u);
+  // Three ceilings' worth: the purge thread may take up to one, under the ceiling, where a small
+  // excess has no grace; the rest waits.
+  AllocateAndFreeRunsOf256KiB(3 * kDirtyFloorMaxPages / 64);
+  EXPECT_GT(DirtyOver(arena), kDirtyFloorMaxPages / 2);
+  step = 2;
+  other.join();
+}
+
+// Pages that remote frees brought back wait for the purge thread even when the thread that drains
+// them is alone; its own wait for nobody.
+TEST(Purge, RemoteFreesWaitForThePurgeThreadAndALoneThreadsOwnFreesDoNot) {
+  lethe_free(lethe_malloc(64));
+  Arena* arena = ThreadArena();
+  ASSERT_FALSE(arena->caller);
+  GraceSettings settings(arena);
+  AllocateAndFreeRunsOf256KiB(1);
+  ASSERT_TRUE(PurgerRunning());
+  ASSERT_EQ(LiveThreadCaches(), 1u);
+  size_t dirty = FreeRunsOf256KiB(arena, kDirtyFloorMaxPages / 64 + 8, kDirtyFloorMinPages);
+  ASSERT_GT(dirty, kDirtyFloorMaxPages);
+  MutexLock lock(&arena->lock);
+  ArenaAfterRelease(arena, /*remote=*/true);
+  EXPECT_EQ(arena->heap.dirty_pages(), dirty);
+  ArenaAfterRelease(arena, /*remote=*/false);
+  EXPECT_LE(arena->heap.dirty_pages(), arena->dirty_floor_pages);
 }
 
 // An arena's dirty floor starts at 256 KiB and doubles, up to 2 MiB, while excess purges come
