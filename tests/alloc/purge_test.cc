@@ -42,6 +42,107 @@ long RssKb() {
   return -1;
 }
 
+// Frees `count` runs of 256 KiB (past the thread cache's large lengths), then sets the arena's
+// dirty floor to `floor` and returns its dirty pages. The floor stays out of reach while the runs
+// are freed: the purge thread of this process purges an excess as soon as a free passes the
+// limit (no grace under kDirtyFloorMaxPages), which raced with the caller's own pass (it failed
+// under a loaded CI run: 3,328 dirty pages left of 4,352).
+size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor) {
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < count; ++i) blocks.push_back(lethe_malloc(256 * 1024));
+  {
+    MutexLock lock(&arena->lock);
+    arena->dirty_floor_pages = SIZE_MAX / 2;
+  }
+  for (void* block : blocks) lethe_free(block);
+  MutexLock lock(&arena->lock);
+  arena->dirty_floor_pages = floor;
+  return arena->heap.dirty_pages();
+}
+
+// Frees `count` runs of 256 KiB, allocated first (and touched), from the calling thread.
+void AllocateAndFreeRunsOf256KiB(size_t count) {
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < count; ++i) {
+    blocks.push_back(lethe_malloc(256 * 1024));
+    std::memset(blocks.back(), 1, 256 * 1024);
+  }
+  for (void* block : blocks) lethe_free(block);
+}
+
+// The grace tests (first in this file: a later test switches the process to lethe_decay_tick's
+// clock for good, which has no grace): this thread has a cache, the purge thread runs on the real clock, the limit
+// is the arena's dirty floor at its least, and the purge thread's grace (225 s) and decay outlast
+// the test. Restores the options at the end.
+class PurgeGrace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    lethe_free(lethe_malloc(64));  // this thread's cache
+    arena_ = ThreadArena();
+    ASSERT_FALSE(arena_->caller);
+    g_options.dirty_percent = 0;
+    g_options.decay_ms = 3'600'000;
+    AllocateAndFreeRunsOf256KiB(1);  // starts the purge thread if no test did
+    ASSERT_TRUE(PurgerRunning());
+    lethe_purge();
+    MutexLock lock(&arena_->lock);
+    arena_->dirty_floor_pages = kDirtyFloorMinPages;
+  }
+  void TearDown() override {
+    g_options = saved_;
+    lethe_purge();
+  }
+  // Dirty pages of the arena over its limit.
+  size_t DirtyOver() {
+    MutexLock lock(&arena_->lock);
+    size_t limit = arena_->dirty_floor_pages;
+    return arena_->heap.dirty_pages() > limit ? arena_->heap.dirty_pages() - limit : 0;
+  }
+
+  Options saved_ = g_options;
+  Arena* arena_ = nullptr;
+};
+
+// The grace is for pipelines (decay.h): the process's only thread with a cache purges a batch it
+// freed past the limit at once, before its frees return, even with the purge thread running.
+TEST_F(PurgeGrace, ALoneThreadPurgesTheBatchItFreedAtOnce) {
+  ASSERT_EQ(LiveThreadCaches(), 1u);
+  AllocateAndFreeRunsOf256KiB(kDirtyFloorMaxPages / 64 + 8);  // a batch: past the floor's ceiling
+  EXPECT_EQ(DirtyOver(), 0u);
+}
+
+// While another thread has a cache, the same batch waits out its grace (the purge thread's, 225 s
+// here): that thread could take the pages back.
+TEST_F(PurgeGrace, ABatchWaitsItsGraceWhileAnotherThreadHasACache) {
+  std::atomic<int> step{0};
+  std::thread other([&step] {
+    lethe_free(lethe_malloc(64));  // its cache
+    step = 1;
+    while (step.load() != 2) sched_yield();
+  });
+  while (step.load() != 1) sched_yield();
+  EXPECT_EQ(LiveThreadCaches(), 2u);
+  // Three ceilings' worth: the purge thread may take up to one, under the ceiling, where a small
+  // excess has no grace; the rest waits.
+  AllocateAndFreeRunsOf256KiB(3 * kDirtyFloorMaxPages / 64);
+  EXPECT_GT(DirtyOver(), kDirtyFloorMaxPages / 2);
+  step = 2;
+  other.join();
+}
+
+// Pages that remote frees brought back wait for the purge thread even when the thread that drains
+// them is alone; its own wait for nobody.
+TEST_F(PurgeGrace, RemoteFreesWaitForThePurgeThreadAndALoneThreadsOwnFreesDoNot) {
+  ASSERT_EQ(LiveThreadCaches(), 1u);
+  size_t dirty = FreeRunsOf256KiB(arena_, kDirtyFloorMaxPages / 64 + 8, kDirtyFloorMinPages);
+  ASSERT_GT(dirty, kDirtyFloorMaxPages);
+  MutexLock lock(&arena_->lock);
+  ArenaAfterRelease(arena_, /*remote=*/true);
+  EXPECT_EQ(arena_->heap.dirty_pages(), dirty);
+  ArenaAfterRelease(arena_, /*remote=*/false);
+  EXPECT_LE(arena_->heap.dirty_pages(), arena_->dirty_floor_pages);
+}
+
 TEST(Purge, PurgeReturnsFreedPagesSoRssDrops) {
   std::vector<void*> blocks;
   for (int i = 0; i < 1000; ++i) {  // 64 MiB of large runs
@@ -246,24 +347,6 @@ TEST(Purge, ThePurgerMadvisesWithoutTheArenaLockAndGivesTheRunsBackClean) {
   g_options.dirty_percent = dirty_percent;
 }
 
-// Frees `count` runs of 256 KiB (past the thread cache's large lengths), then sets the arena's
-// dirty floor to `floor` and returns its dirty pages. The floor stays out of reach while the runs
-// are freed: the purge thread of this process purges an excess as soon as a free passes the
-// limit (no grace under kDirtyFloorMaxPages), which raced with the caller's own pass (it failed
-// under a loaded CI run: 3,328 dirty pages left of 4,352).
-size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor) {
-  std::vector<void*> blocks;
-  for (size_t i = 0; i < count; ++i) blocks.push_back(lethe_malloc(256 * 1024));
-  {
-    MutexLock lock(&arena->lock);
-    arena->dirty_floor_pages = SIZE_MAX / 2;
-  }
-  for (void* block : blocks) lethe_free(block);
-  MutexLock lock(&arena->lock);
-  arena->dirty_floor_pages = floor;
-  return arena->heap.dirty_pages();
-}
-
 // The purger's pass leaves a batch over the dirty limit (more dirty pages than the floor's
 // ceiling) to its grace (decay.h) and says when the grace ends; at its end the runs go, down to
 // half the limit. A small excess has no grace.
@@ -304,100 +387,6 @@ TEST(Purge, ThePurgersPassLeavesABatchOverTheLimitToItsGraceAndReturnsItsEnd) {
   }
   g_options.dirty_percent = dirty_percent;
   g_options.decay_ms = decay_ms;
-}
-
-// Frees `count` runs of 256 KiB, allocated first (and touched), from the calling thread.
-void AllocateAndFreeRunsOf256KiB(size_t count) {
-  std::vector<void*> blocks;
-  for (size_t i = 0; i < count; ++i) {
-    blocks.push_back(lethe_malloc(256 * 1024));
-    std::memset(blocks.back(), 1, 256 * 1024);
-  }
-  for (void* block : blocks) lethe_free(block);
-}
-
-// Settings for the grace tests: the limit is the arena's dirty floor, set to its least; the purge
-// thread's grace (225 s) and decay outlast the test. Restores them at the end.
-class GraceSettings {
- public:
-  explicit GraceSettings(Arena* arena) : saved_(g_options) {
-    g_options.dirty_percent = 0;
-    g_options.decay_ms = 3'600'000;
-    lethe_purge();
-    MutexLock lock(&arena->lock);
-    arena->dirty_floor_pages = kDirtyFloorMinPages;
-  }
-  ~GraceSettings() {
-    g_options = saved_;
-    lethe_purge();
-  }
-
- private:
-  Options saved_;
-};
-
-size_t DirtyOver(Arena* arena) {
-  MutexLock lock(&arena->lock);
-  size_t limit = arena->dirty_floor_pages;
-  return arena->heap.dirty_pages() > limit ? arena->heap.dirty_pages() - limit : 0;
-}
-
-// The grace is for pipelines (decay.h): the process's only thread with a cache purges a batch it
-// freed past the limit at once, before its frees return, even with the purge thread running.
-TEST(Purge, ALoneThreadPurgesTheBatchItFreedAtOnce) {
-  lethe_free(lethe_malloc(64));  // this thread's cache
-  Arena* arena = ThreadArena();
-  ASSERT_FALSE(arena->caller);
-  GraceSettings settings(arena);
-  AllocateAndFreeRunsOf256KiB(1);  // starts the purge thread if no test did
-  ASSERT_TRUE(PurgerRunning());
-  ASSERT_EQ(LiveThreadCaches(), 1u);
-  AllocateAndFreeRunsOf256KiB(kDirtyFloorMaxPages / 64 + 8);  // a batch: past the floor's ceiling
-  EXPECT_EQ(DirtyOver(arena), 0u);
-}
-
-// While another thread has a cache, the same batch waits out its grace (the purge thread's, 225 s
-// here): that thread could take the pages back.
-TEST(Purge, ABatchWaitsItsGraceWhileAnotherThreadHasACache) {
-  lethe_free(lethe_malloc(64));
-  Arena* arena = ThreadArena();
-  ASSERT_FALSE(arena->caller);
-  GraceSettings settings(arena);
-  AllocateAndFreeRunsOf256KiB(1);
-  ASSERT_TRUE(PurgerRunning());
-  std::atomic<int> step{0};
-  std::thread other([&step] {
-    lethe_free(lethe_malloc(64));  // its cache
-    step = 1;
-    while (step.load() != 2) sched_yield();
-  });
-  while (step.load() != 1) sched_yield();
-  ASSERT_EQ(LiveThreadCaches(), 2u);
-  // Three ceilings' worth: the purge thread may take up to one, under the ceiling, where a small
-  // excess has no grace; the rest waits.
-  AllocateAndFreeRunsOf256KiB(3 * kDirtyFloorMaxPages / 64);
-  EXPECT_GT(DirtyOver(arena), kDirtyFloorMaxPages / 2);
-  step = 2;
-  other.join();
-}
-
-// Pages that remote frees brought back wait for the purge thread even when the thread that drains
-// them is alone; its own wait for nobody.
-TEST(Purge, RemoteFreesWaitForThePurgeThreadAndALoneThreadsOwnFreesDoNot) {
-  lethe_free(lethe_malloc(64));
-  Arena* arena = ThreadArena();
-  ASSERT_FALSE(arena->caller);
-  GraceSettings settings(arena);
-  AllocateAndFreeRunsOf256KiB(1);
-  ASSERT_TRUE(PurgerRunning());
-  ASSERT_EQ(LiveThreadCaches(), 1u);
-  size_t dirty = FreeRunsOf256KiB(arena, kDirtyFloorMaxPages / 64 + 8, kDirtyFloorMinPages);
-  ASSERT_GT(dirty, kDirtyFloorMaxPages);
-  MutexLock lock(&arena->lock);
-  ArenaAfterRelease(arena, /*remote=*/true);
-  EXPECT_EQ(arena->heap.dirty_pages(), dirty);
-  ArenaAfterRelease(arena, /*remote=*/false);
-  EXPECT_LE(arena->heap.dirty_pages(), arena->dirty_floor_pages);
 }
 
 // An arena's dirty floor starts at 256 KiB and doubles, up to 2 MiB, while excess purges come
