@@ -39,8 +39,7 @@ uint64_t ExcessGraceNs();
 // thread's path; false: the caller purges now. Also false for pages the caller freed itself
 // (`own`) when it is the process's only thread with a cache: the grace is for pipelines, where
 // one thread frees what another takes back within milliseconds; a lone thread that frees past
-// the limit is as likely ending as starting again (sqlite3's replay, which frees its table and
-// exits: 34 MB left dirty with the grace, 12 MB without; churn and appends run as fast).
+// the limit is as likely to be ending as starting again (a program freeing its data at exit).
 bool DeferExcessPurge(bool own = false);
 // After a huge block was freed (no lock held): wakes the thread, or decays the huge regions here.
 void DecayAfterHugeFree();
