@@ -322,41 +322,17 @@ static void* ReallocateHuge(void* pointer, size_t size) {
   return moved;
 }
 
-void* Reallocate(void* pointer, size_t size) {
-  if (pointer == nullptr) return Allocate(size);
-  if (size == 0) size = 1;
-  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
-  if (!IsArenaChunk(pointer) && size >= kGrowingRegionMinBytes) {
-    // A buffer grown by appends asks at every append; within its step, no lock is taken.
-    if (HugeRegionBlockKept(HugeRegionLiveBytes(pointer), size)) return pointer;
-    return ReallocateHuge(pointer, size);
-  }
-  size_t old_size = UsableSize(pointer);  // also rejects invalid pointers
-  if (size <= kSmallMaxBytes && old_size <= kSmallMaxBytes &&
-      kSmallSizes[SmallClassOf(size)] == old_size) {
-    return pointer;
-  }
-  if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes && size > kSmallMaxBytes &&
-      size <= kLargeMaxBytes) {
-    // Within its class a large block stays as it is; past it, it grows in place to the new
-    // size's class when the pages after it are free, else it moves (below): into that class,
-    // or from kGrowingRegionMinBytes on into a huge region (huge_region.h).
-    uint32_t new_pages = LargeClassPages(PagesFor(size));
-    if (size_t{new_pages} << kLgPageBytes == old_size) return pointer;
-    Chunk* chunk = ChunkOf(pointer);
-    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, PageOf(chunk, pointer), new_pages)) {
-      PurgerAfterUnlock();
-      return pointer;
-    }
-  }
+namespace {
+// realloc that moves: a new block, the bytes copied, the old block freed. `old_size` is the old
+// block's usable size; `large`: it is a run of an arena chunk (not a small region).
+LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_size, bool large) {
   void* block = AllocateSlow(size, 0, false, true);
   if (block == nullptr) return nullptr;
   std::memcpy(block, pointer, old_size < size ? old_size : size);
-  if (IsArenaChunk(pointer) && old_size > kSmallMaxBytes) {
+  if (large) {
     // The run left behind goes straight back to the free runs (no thread cache, no parking):
     // a buffer that grows does not ask for its old length again, and coalesced, the run lets
-    // its neighbours grow in place. (lethe-alloc-workload realloc: 9,200 page faults with the
-    // run parked, 5,400 without.)
+    // its neighbours grow in place.
     Chunk* chunk = ChunkOf(pointer);
     uint32_t page = PageOf(chunk, pointer);
     FreeToArena(pointer, chunk, page, chunk->map[page], false);
@@ -364,6 +340,53 @@ void* Reallocate(void* pointer, size_t size) {
     Free(pointer);
   }
   return block;
+}
+
+// realloc of a block outside the arena chunks: a huge block (or region block), or invalid.
+LETHE_NOINLINE void* ReallocateNotInChunk(void* pointer, size_t size) {
+  if (size >= kGrowingRegionMinBytes) {
+    // A buffer grown by appends asks at every append; within its step, no lock is taken.
+    if (HugeRegionBlockKept(HugeRegionLiveBytes(pointer), size)) return pointer;
+    return ReallocateHuge(pointer, size);
+  }
+  return ReallocateByMoving(pointer, size, UsableSize(pointer), false);
+}
+}  // namespace
+
+// The common case decides from one page-map entry, with no call: a small region that stays in
+// its class, or a large run that stays in its class.
+void* Reallocate(void* pointer, size_t size) {
+  if (pointer == nullptr) return Allocate(size);
+  if (size == 0) size = 1;
+  if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
+  if (!IsArenaChunk(pointer)) return ReallocateNotInChunk(pointer, size);
+  Chunk* chunk = ChunkOf(pointer);
+  uint32_t page = PageOf(chunk, pointer);
+  uint32_t entry = chunk->map[page];
+  if (MapKind(entry) == PageKind::kSmall) {
+    uint32_t klass = MapClass(entry);
+    if (RegionIndex(RunStart(chunk, page, entry), pointer, klass) < 0) {
+      lethe_fatal_pointer("realloc(): invalid pointer ", pointer, "");
+    }
+    if (size <= kSmallMaxBytes && SmallClassOf(size) == klass) return pointer;
+    return ReallocateByMoving(pointer, size, kSmallSizes[klass], false);
+  }
+  if (!MapLiveLargeHead(entry) || page < kChunkHeaderPages || PageAddress(chunk, page) != pointer) {
+    lethe_fatal_pointer("realloc(): invalid pointer ", pointer, "");
+  }
+  const size_t old_size = size_t{MapCount(entry)} << kLgPageBytes;
+  if (size > kSmallMaxBytes && size <= kLargeMaxBytes) {
+    // Within its class a large block stays as it is; past it, it grows in place to the new
+    // size's class when the pages after it are free, else it moves: into that class, or from
+    // kGrowingRegionMinBytes on into a huge region (huge_region.h).
+    uint32_t new_pages = LargeClassPages(PagesFor(size));
+    if (size_t{new_pages} << kLgPageBytes == old_size) return pointer;
+    if (ArenaResizeLargeInPlace(ArenaOf(chunk), chunk, page, new_pages)) {
+      PurgerAfterUnlock();
+      return pointer;
+    }
+  }
+  return ReallocateByMoving(pointer, size, old_size, true);
 }
 
 void ValidateHeap() {

@@ -425,6 +425,43 @@ TEST(AllocatorDeathTest, ReallocOfAnAddressNoAllocatorGaveToAHugeSizeAborts) {
   EXPECT_DEATH(lethe_realloc(&local, 1 << 20), "lethe: realloc\\(\\): invalid pointer 0x[0-9a-f]+");
 }
 
+// realloc reads the page map itself (no malloc_usable_size first): an interior pointer of a small
+// region or of a large run, a stack address at a small size, each aborts naming realloc.
+TEST(AllocatorDeathTest, ReallocOfAnInteriorPointerAborts) {
+  auto* small = static_cast<char*>(lethe_malloc(48));
+  auto* large = static_cast<char*>(lethe_malloc(100000));
+  int local = 0;
+  EXPECT_DEATH(lethe_realloc(small + 8, 48), "lethe: realloc\\(\\): invalid pointer 0x[0-9a-f]+");
+  EXPECT_DEATH(lethe_realloc(small + 8, 4000), "lethe: realloc\\(\\): invalid pointer");
+  EXPECT_DEATH(lethe_realloc(large + 4096, 100000), "lethe: realloc\\(\\): invalid pointer");
+  EXPECT_DEATH(lethe_realloc(large + 16, 200000), "lethe: realloc\\(\\): invalid pointer");
+  EXPECT_DEATH(lethe_realloc(&local, 64), "invalid pointer 0x[0-9a-f]+");
+  lethe_free(small);
+  lethe_free(large);
+}
+
+// The cases realloc decides without moving, and the ones where it must move, keep the bytes.
+TEST(Allocator, ReallocKeepsABlockWithinItsClassAndMovesItPast) {
+  auto* small = static_cast<char*>(lethe_malloc(40));  // class 48
+  std::memset(small, 7, 40);
+  EXPECT_EQ(lethe_realloc(small, 48), small);
+  EXPECT_EQ(lethe_realloc(small, 41), small);
+  auto* moved = static_cast<char*>(lethe_realloc(small, 49));
+  ASSERT_NE(moved, nullptr);
+  EXPECT_NE(moved, small);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(moved[i], 7);
+  auto* large = static_cast<char*>(lethe_realloc(moved, 100000));  // small -> large: moves
+  ASSERT_NE(large, nullptr);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(large[i], 7);
+  size_t usable = lethe_usable_size(large);
+  EXPECT_EQ(lethe_realloc(large, usable), large);  // within its large class
+  auto* back = static_cast<char*>(lethe_realloc(large, 100));  // large -> small: moves
+  ASSERT_NE(back, nullptr);
+  EXPECT_NE(back, large);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(back[i], 7);
+  lethe_free(back);
+}
+
 TEST(AllocatorDeathTest, FreeingTheMiddleOfALargeBlockAborts) {
   auto* block = static_cast<char*>(lethe_malloc(100000));
   EXPECT_DEATH(lethe_free(block + 8192), "lethe: free\\(\\): invalid pointer");
