@@ -276,26 +276,36 @@ void FreeNotInChunk(void* pointer) noexcept {
   errno = saved_errno;
 }
 
-size_t UsableSize(const void* pointer) {
-  if (pointer == nullptr) return 0;
-  if (!IsArenaChunk(pointer)) {
-    size_t bytes = HugeRegionLiveBytes(pointer);  // no lock
-    if (bytes == 0) bytes = HugeSize(pointer);
-    if (bytes == 0) lethe_fatal_pointer("malloc_usable_size(): invalid pointer ", pointer, "");
-    return bytes;
-  }
-  Chunk* chunk = ChunkOf(pointer);
-  uint32_t page = PageOf(chunk, pointer);
-  uint32_t entry = chunk->map[page];
-  if (MapKind(entry) == PageKind::kSmall &&
-      RegionIndex(RunStart(chunk, page, entry), pointer, MapClass(entry)) >= 0) {
-    return kSmallSizes[MapClass(entry)];
+namespace {
+// The usable size of the block at `pointer` in an arena chunk, whose page-map entry is `entry`; 0
+// when no block starts there (an interior or stray pointer).
+inline size_t ChunkBlockSize(Chunk* chunk, uint32_t page, uint32_t entry, const void* pointer) {
+  if (MapKind(entry) == PageKind::kSmall) {
+    return RegionIndex(RunStart(chunk, page, entry), pointer, MapClass(entry)) >= 0
+               ? kSmallSizes[MapClass(entry)]
+               : 0;
   }
   if (MapLiveLargeHead(entry) && page >= kChunkHeaderPages &&
       PageAddress(chunk, page) == pointer) {
     return size_t{MapCount(entry)} << kLgPageBytes;
   }
-  lethe_fatal_pointer("malloc_usable_size(): invalid pointer ", pointer, "");
+  return 0;
+}
+}  // namespace
+
+size_t UsableSize(const void* pointer) {
+  if (pointer == nullptr) return 0;
+  size_t bytes;
+  if (!IsArenaChunk(pointer)) {
+    bytes = HugeRegionLiveBytes(pointer);  // no lock
+    if (bytes == 0) bytes = HugeSize(pointer);
+  } else {
+    Chunk* chunk = ChunkOf(pointer);
+    uint32_t page = PageOf(chunk, pointer);
+    bytes = ChunkBlockSize(chunk, page, chunk->map[page], pointer);
+  }
+  if (bytes == 0) lethe_fatal_pointer("malloc_usable_size(): invalid pointer ", pointer, "");
+  return bytes;
 }
 
 // realloc of a huge block to a size that stays huge (>= kGrowingRegionMinBytes). No UsableSize
@@ -363,18 +373,12 @@ void* Reallocate(void* pointer, size_t size) {
   Chunk* chunk = ChunkOf(pointer);
   uint32_t page = PageOf(chunk, pointer);
   uint32_t entry = chunk->map[page];
+  const size_t old_size = ChunkBlockSize(chunk, page, entry, pointer);
+  if (old_size == 0) lethe_fatal_pointer("realloc(): invalid pointer ", pointer, "");
   if (MapKind(entry) == PageKind::kSmall) {
-    uint32_t klass = MapClass(entry);
-    if (RegionIndex(RunStart(chunk, page, entry), pointer, klass) < 0) {
-      lethe_fatal_pointer("realloc(): invalid pointer ", pointer, "");
-    }
-    if (size <= kSmallMaxBytes && SmallClassOf(size) == klass) return pointer;
-    return ReallocateByMoving(pointer, size, kSmallSizes[klass], false);
+    if (size <= kSmallMaxBytes && SmallClassOf(size) == MapClass(entry)) return pointer;
+    return ReallocateByMoving(pointer, size, old_size, false);
   }
-  if (!MapLiveLargeHead(entry) || page < kChunkHeaderPages || PageAddress(chunk, page) != pointer) {
-    lethe_fatal_pointer("realloc(): invalid pointer ", pointer, "");
-  }
-  const size_t old_size = size_t{MapCount(entry)} << kLgPageBytes;
   if (size > kSmallMaxBytes && size <= kLargeMaxBytes) {
     // Within its class a large block stays as it is; past it, it grows in place to the new
     // size's class when the pages after it are free, else it moves: into that class, or from
