@@ -15,12 +15,10 @@
 // one bin (round-robin) gives back half of what stayed unused since its last visit (its
 // low-water mark), and halves its capacity when that was a quarter of it or more: a thread whose
 // bursts are small keeps few regions. Why up to 512: a page closed frees its thousands of small
-// objects at once, and the next page allocates as many; with 64 per bin, 44% of
-// lethe-alloc-workload churn's allocations went through the arena's bitmaps and back. Why by
-// bytes: 512 for every class up to 256 B cost lethe-alloc-workload mt 1 (a steady random walk
-// over 16-512 B, which drifts each bin up to its ceiling) 3% against 64, for the same churn time.
-// Why 64 up to 1 KiB, not 32: with 32, a thread whose sizes spread over 16-512 B refilled or
-// flushed a 257-512 B bin every ~256 operations (lethe-alloc-workload mt 1: 0.4 ns per op more).
+// objects at once, and the next page allocates as many. Why by bytes: a steady random walk over
+// many classes drifts every bin to its ceiling, and 512 regions of each cost it its cache lines.
+// Why at least 64: fewer made a walk over 16-512 B refill or flush a bin every few hundred
+// operations. (Figures: tools/bench/alloc/README.md, history.)
 // The whole cache is flushed at thread exit (pthread key destructor) and on lethe_purge(): the
 // calling thread's at once, every other thread's at its next slow-path event (a refill, a full
 // bin or the GC step), since only its owner may touch a cache; a thread that makes no allocator

@@ -198,27 +198,29 @@ TEST(ThreadCache, LargeBlocksFreedByAnotherThreadGoBackToTheirArenaWithoutItsLoc
 TEST(ThreadCache, ABinGrowsWithABurstAndKeepsItWithoutFlushing) {
   constexpr uint32_t kSize = 24;
   const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
+  const uint32_t floor = CacheMinCapacity(kSmallSizes[klass]);
+  const uint32_t ceiling = CacheMaxCapacity(kSmallSizes[klass]);
   // More than half the ceiling: the misses double the bin up to it, and the frees fit in it.
-  const int burst = static_cast<int>(CacheMaxCapacity(kSmallSizes[klass]) * 5 / 8);
-  std::thread fresh([klass, burst] {
+  const int burst = static_cast<int>(ceiling * 5 / 8);
+  std::thread fresh([klass, floor, ceiling, burst] {
     void* first = lethe_malloc(kSize);  // creates this thread's cache
     ThreadCache* cache = t_cache;
     ASSERT_TRUE(HasCache(cache));
     CacheBin& bin = cache->bins[klass];
-    EXPECT_EQ(bin.capacity, CacheMinCapacity(kSmallSizes[klass]) * 2) << "the first miss doubled the floor";
+    EXPECT_EQ(bin.capacity, floor * 2) << "the first miss doubled the floor";
     std::vector<void*> blocks{first};
     for (int i = 1; i < burst; ++i) blocks.push_back(lethe_malloc(kSize));
     Arena* arena = cache->arena;
     uint64_t out = RegionsOut(arena, klass);
     for (void* block : blocks) lethe_free(block);
-    EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSmallSizes[klass]));
+    EXPECT_EQ(bin.capacity, ceiling);
     EXPECT_EQ(RegionsOut(arena, klass), out) << "a burst's frees under the ceiling flush nothing";
     EXPECT_GE(bin.count, static_cast<uint32_t>(burst));
     // Past the ceiling the bin flushes (older half) and stays bounded.
     blocks.clear();
-    for (uint32_t i = 0; i < 4 * CacheMaxCapacity(kSmallSizes[klass]); ++i) blocks.push_back(lethe_malloc(kSize));
+    for (uint32_t i = 0; i < 4 * ceiling; ++i) blocks.push_back(lethe_malloc(kSize));
     for (void* block : blocks) lethe_free(block);
-    EXPECT_EQ(bin.capacity, CacheMaxCapacity(kSmallSizes[klass]));
+    EXPECT_EQ(bin.capacity, ceiling);
     EXPECT_LE(bin.count, bin.capacity);
   });
   fresh.join();
@@ -228,15 +230,17 @@ TEST(ThreadCache, ABinGrowsWithABurstAndKeepsItWithoutFlushing) {
 TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
   constexpr uint32_t kSize = 400;
   const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
-  std::thread worker([klass] {
+  const uint32_t floor = CacheMinCapacity(kSmallSizes[klass]);
+  const uint32_t ceiling = CacheMaxCapacity(kSmallSizes[klass]);
+  std::thread worker([klass, floor, ceiling] {
     std::vector<void*> blocks;
     // Twice the ceiling: the misses grow the bin to it (a burst larger than the bin).
-    for (uint32_t i = 0; i < 2 * CacheMaxCapacity(kSmallSizes[klass]); ++i) blocks.push_back(lethe_malloc(kSize));
+    for (uint32_t i = 0; i < 2 * ceiling; ++i) blocks.push_back(lethe_malloc(kSize));
     ThreadCache* cache = t_cache;
     ASSERT_TRUE(HasCache(cache));
     for (void* block : blocks) lethe_free(block);
     CacheBin& bin = cache->bins[klass];
-    ASSERT_EQ(bin.capacity, CacheMaxCapacity(kSmallSizes[klass]));
+    ASSERT_EQ(bin.capacity, ceiling);
     uint64_t out = RegionsOut(cache->arena, klass);
     uint32_t cached = bin.count;
     // GC rounds with no allocation: every visit finds the bin's regions idle.
@@ -245,7 +249,7 @@ TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
         ThreadCacheGcAfter(cache, false);
       }
     }
-    EXPECT_EQ(bin.capacity, CacheMinCapacity(kSmallSizes[klass]));
+    EXPECT_EQ(bin.capacity, floor);
     EXPECT_LE(bin.count, bin.capacity);
     EXPECT_EQ(RegionsOut(cache->arena, klass), out - (cached - bin.count));
   });
