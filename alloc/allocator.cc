@@ -401,10 +401,11 @@ void ValidateHeap() {
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
       BinValidate(arena.bins[klass], klass);
       small_pages += arena.bins[klass].run_count * kSmallClasses[klass].run_pages;
-      LETHE_CHECK(arena.bins[klass].regions_out <=
+      LETHE_CHECK(arena.bins[klass].regions_out + arena.transfer.count[klass] <=
                       arena.bins[klass].run_count * kSmallClasses[klass].region_count,
                   "more regions out than the runs hold");
     }
+    TransferValidate(arena.transfer);
     LETHE_CHECK(small_pages * kPageBytes + arena.large_bytes_out ==
                     arena.heap.active_pages() * kPageBytes,
                 "active pages != small runs + large runs");

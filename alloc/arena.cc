@@ -87,7 +87,10 @@ uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t c
   uint32_t got;
   {
     ArenaLock lock(arena);
-    got = BinAllocate(&arena->bins[klass], klass, &arena->heap, out, count);
+    got = TransferTake(&arena->transfer, klass, out, count);
+    arena->bins[klass].regions_out += got;
+    if (got < count) got += BinAllocate(&arena->bins[klass], klass, &arena->heap, out + got,
+                                        count - got);
     arena->allocations += got;
   }
   AddHeldBytes(uint64_t{got} * kSmallSizes[klass]);
@@ -153,17 +156,28 @@ void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count) {
   SubtractHeldBytes(freed_bytes);
 }
 
-void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count) {
+void ArenaFreeSmallBatch(Arena* arena, uint32_t klass, void** pointers, uint32_t count,
+                         bool park) {
   LETHE_DCHECK(!arena->caller, "a caller arena's block in a thread cache");
   if (count == 0) return;
-  // A thread-cache flush returns one bin: the first region's class is every region's (BinFreeBatch
-  // checks each, and sends one whose page says otherwise to its own bin).
-  Chunk* first = ChunkOf(pointers[0]);
-  uint32_t klass = MapClass(first->map[PageOf(first, pointers[0])]);
-  ArenaLock lock(arena);
-  SubtractHeldBytes(BinFreeBatch(arena->bins, klass, &arena->heap, pointers, count, DecayNowNs()));
-  arena->frees += count;
-  ArenaAfterRelease(arena);
+  park = park && TransferReady(&arena->transfer);
+  uint64_t freed_bytes;
+  {
+    ArenaLock lock(arena);
+    uint32_t left = park ? TransferPark(&arena->transfer, klass, pointers, count) : count;
+    arena->bins[klass].regions_out -= count - left;
+    freed_bytes = uint64_t{count - left} * kSmallSizes[klass];
+    arena->frees += count;
+    if (left > 0) {
+      freed_bytes += BinFreeBatch(arena->bins, klass, &arena->heap, pointers, left, DecayNowNs());
+      ArenaAfterRelease(arena);
+    }
+  }
+  SubtractHeldBytes(freed_bytes);
+}
+
+bool ArenaTrimTransfer(Arena* arena, uint64_t now_ns, bool all) {
+  return TransferTrim(&arena->transfer, arena->bins, &arena->heap, now_ns, all) > 0;
 }
 
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages) {
@@ -200,6 +214,8 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
   PurgingRuns runs;
   arena->lock.Lock();
   ArenaDrainRemoteFrees(arena);
+  // Its own clock reading: a run freed since now_ns was read is already newer in the dirty LRU.
+  bool parked = ArenaTrimTransfer(arena, DecayNowNs(), false);
   // A grace only for batches: more dirty pages than the floor's ceiling, or a floor grown to it.
   // Below, the floor holds what the arena frees and takes back, and a process that frees its
   // data and exits keeps no excess (python_exit: 2.6 MB dirty at exit with a grace for every
@@ -236,6 +252,7 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
     uint64_t since = arena->heap.OldestDirtyNs();  // not UINT64_MAX: runs are dirty
     deadline = std::min(deadline, since + excess_grace_ns);
   }
+  if (parked) deadline = std::min(deadline, now_ns + kTransferTrimNs);
   arena->lock.Unlock();
   return deadline;
 }

@@ -19,6 +19,7 @@
 #include "mutex.h"
 #include "options.h"
 #include "page_heap.h"
+#include "transfer_cache.h"
 
 namespace lethe::internal {
 
@@ -38,6 +39,7 @@ struct Arena {
   Mutex lock;
   PageHeap heap;
   Bin bins[kSmallClassCount];
+  TransferCache transfer;         // regions between thread caches (automatic arenas only)
   unsigned index = 0;
   uint64_t large_bytes_out = 0;   // pages of live large runs, in bytes
   uint64_t large_allocations = 0; // cumulative
@@ -118,8 +120,14 @@ void ArenaFree(Arena* arena, Chunk* chunk, uint32_t page, uint32_t entry, void* 
 // Frees `count` large runs (heads), all in chunks of `arena`, under one lock acquisition; for
 // thread-cache flushes (the frees were counted when the blocks entered the cache).
 void ArenaFreeLargeBatch(Arena* arena, void** pointers, uint32_t count);
-// Frees count small regions, all in chunks of `arena`, under one lock acquisition.
-void ArenaFreeSmallBatch(Arena* arena, void** pointers, uint32_t count);
+// Frees `count` regions of `klass` (a thread-cache bin's), all in chunks of `arena`, under one
+// lock acquisition. `park`: into the arena's transfer cache while it has room (a full bin's
+// flush: the regions are likely wanted again soon), else to their runs' bitmaps.
+void ArenaFreeSmallBatch(Arena* arena, uint32_t klass, void** pointers, uint32_t count,
+                         bool park);
+// Under the arena's lock, at a decay pass: gives the transfer cache's idle regions (all: every
+// one) back to their runs; true when some stay parked.
+bool ArenaTrimTransfer(Arena* arena, uint64_t now_ns, bool all);
 // Large realloc in place: true when the run at `page` now has `new_pages` pages.
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages);
 
@@ -150,9 +158,10 @@ void ArenaPurgeExcess(Arena* arena);
 // unmap meanwhile): takes the decayed dirty runs, and those above the dirty limit that have been
 // dirty for excess_grace_ns (decay.h; no grace while both the dirty pages and the floor are under
 // kDirtyFloorMaxPages), under the lock, and returns their pages to the OS without it
-// (page_heap.h step 9), so that allocations in the arena do not wait for madvise. Returns when
-// the arena next has work (UINT64_MAX: none): a decay deadline, or sooner the end of the grace of
-// pages over the limit.
+// (page_heap.h step 9), so that allocations in the arena do not wait for madvise. Trims the
+// transfer cache first. Returns when the arena next has work (UINT64_MAX: none): a decay
+// deadline, or sooner the end of the grace of pages over the limit, or the next trim while
+// regions stay in the transfer cache.
 uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
                            uint64_t excess_grace_ns);
 // Under the arena's lock, at the end of a decay pass: unmaps the heap's idle empty chunks

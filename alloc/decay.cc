@@ -150,6 +150,7 @@ void DecayAfterRelease(Arena* arena) {
   uint64_t decay_ns = DecayNs();
   if (now - arena->last_decay_ns >= decay_ns / 8) {
     arena->last_decay_ns = now;
+    ArenaTrimTransfer(arena, now, false);
     arena->heap.PurgeDecayed(now, decay_ns);
     arena->heap.UnmapIdleChunks(now, decay_ns);
   }
@@ -208,6 +209,7 @@ void DecayTick(uint64_t now_ns) {
 void PurgeAllArenas() {
   ForEachArena([](Arena& arena) {
     ArenaLock lock(&arena);
+    ArenaTrimTransfer(&arena, DecayNowNs(), true);
     arena.heap.PurgeAll();
   });
   HugeRegionPurge(UINT64_MAX, 0);

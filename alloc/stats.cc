@@ -59,12 +59,13 @@ void ResetPeakHeldBytes() {
   g_peak_held_bytes.store(g_held_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
-void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_bytes) {
+void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_bytes,
+                  uint64_t* transfer_bytes) {
   std::memset(out, 0, sizeof(*out));
   if (classes != nullptr) std::memset(classes, 0, sizeof(ClassStats) * kSmallClassCount);
   uint64_t small_out = 0, large_out = 0, active_pages = 0, dirty_pages = 0, chunks = 0;
   uint64_t purged_pages = 0, bin_unused = 0, arena_allocations = 0, arena_frees = 0;
-  uint64_t parked_pages = 0;
+  uint64_t parked_pages = 0, transfer = 0;
   uint64_t arenas = 0;
   ForEachArena([&](Arena& arena) {
     ArenaLock lock(&arena);
@@ -78,6 +79,13 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
         classes[klass].live_regions += bin.regions_out;
         classes[klass].run_count += bin.run_count;
         classes[klass].runs_created += bin.runs_created;
+      }
+    }
+    uint64_t parked_regions[kSmallClassCount];
+    transfer += TransferParked(arena.transfer, parked_regions);
+    if (classes != nullptr) {
+      for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+        classes[klass].transfer_regions += parked_regions[klass];
       }
     }
     large_out += arena.large_bytes_out;
@@ -131,14 +139,15 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   out->served_bytes = g_served_bytes.load(std::memory_order_relaxed);
   // Read last: every block counted above was counted in g_held_bytes before it was handed out.
   if (parked_bytes != nullptr) *parked_bytes = parked_pages * kPageBytes;
+  if (transfer_bytes != nullptr) *transfer_bytes = transfer;
   out->peak_allocated_bytes = g_peak_held_bytes.load(std::memory_order_relaxed);
 }
 
 void PrintStats(FILE* out) {
   lethe_stats_t stats;
   ClassStats classes[kSmallClassCount];
-  uint64_t parked = 0;
-  CollectStats(&stats, classes, &parked);
+  uint64_t parked = 0, transfer = 0;
+  CollectStats(&stats, classes, &parked, &transfer);
   char buffer[4096];
   auto u = [](uint64_t value) { return static_cast<unsigned long long>(value); };
   int length = snprintf(
@@ -146,13 +155,14 @@ void PrintStats(FILE* out) {
       "lethe allocator: bundled (arenas %llu, purge thread %s, decay %llu ms)\n"
       "  allocated %llu  active %llu  mapped %llu  resident~ %llu\n"
       "  dirty %llu (parked runs %llu)  purged %llu  metadata %llu  bin unused %llu"
-      "  thread caches %llu\n"
+      " (transfer caches %llu)  thread caches %llu\n"
       "  allocations %llu  frees %llu  chunks %llu  huge %llu (%llu bytes)\n"
       "  oom events %llu  low-memory callbacks %llu  reserve used %llu  peak allocated %llu\n",
       u(stats.arena_count), PurgerRunning() ? "on" : "off", u(g_options.decay_ms),
       u(stats.allocated_bytes), u(stats.active_bytes), u(stats.mapped_bytes),
       u(stats.resident_bytes), u(stats.dirty_bytes), u(parked), u(stats.purged_bytes),
-      u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(stats.thread_cache_bytes),
+      u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(transfer),
+      u(stats.thread_cache_bytes),
       u(stats.allocation_count), u(stats.free_count), u(stats.chunk_count), u(stats.huge_count),
       u(stats.huge_bytes), u(stats.oom_count), u(stats.low_memory_callbacks),
       u(stats.oom_reserve_bytes_used), u(stats.peak_allocated_bytes));
@@ -170,13 +180,14 @@ void PrintStats(FILE* out) {
                      u(regions.regions), u(regions.dirty_bytes), u(regions.free_spans),
                      u(regions.reused_bytes), u(regions.grown_in_place));
   fwrite(buffer, 1, static_cast<size_t>(length), out);
-  fputs("  class    size  pages regions   live  cached   runs\n", out);
+  fputs("  class    size  pages regions   live  cached transfer   runs\n", out);
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
     if (classes[klass].runs_created == 0) continue;
-    length = snprintf(buffer, sizeof(buffer), "  %5u %7u %6u %7u %6llu %7llu %6llu\n", klass,
-                      kSmallSizes[klass], kSmallClasses[klass].run_pages,
+    length = snprintf(buffer, sizeof(buffer), "  %5u %7u %6u %7u %6llu %7llu %8llu %6llu\n",
+                      klass, kSmallSizes[klass], kSmallClasses[klass].run_pages,
                       kSmallClasses[klass].region_count, u(classes[klass].live_regions),
-                      u(classes[klass].cached_regions), u(classes[klass].run_count));
+                      u(classes[klass].cached_regions), u(classes[klass].transfer_regions),
+                      u(classes[klass].run_count));
     fwrite(buffer, 1, static_cast<size_t>(length), out);
   }
 }

@@ -163,10 +163,10 @@ namespace {
 
 // Returns blocks[0, count) to the arenas that own them, each arena's lock taken once per 64 of its
 // blocks: each pass moves the first block's arena's blocks to the front of `blocks` (which it
-// reorders; only compares when, as usual, they all are the thread's own arena's) and frees them.
-// free_batch is ArenaFreeSmallBatch or ArenaFreeLargeBatch.
-void FlushToOwners(void** blocks, uint32_t count,
-                   void (*free_batch)(Arena*, void**, uint32_t)) {
+// reorders; only compares when, as usual, they all are the thread's own arena's) and frees them
+// with free_batch(arena, blocks, n).
+template <typename FreeBatch>
+void FlushToOwners(void** blocks, uint32_t count, FreeBatch free_batch) {
   constexpr uint32_t kBatch = 64;
   while (count > 0) {
     Arena* arena = ArenaOf(ChunkOf(blocks[0]));
@@ -184,20 +184,28 @@ void FlushToOwners(void** blocks, uint32_t count,
   }
 }
 
-}  // namespace
-
-void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
+// Returns the `count` oldest regions of the bin of `klass` to their arenas (park: see
+// ArenaFreeSmallBatch).
+void FlushBin(ThreadCache* cache, uint32_t klass, uint32_t count, bool park) {
   CacheBin& bin = cache->bins[klass];
   if (count > bin.count) count = bin.count;
-  FlushToOwners(bin.slots, count, ArenaFreeSmallBatch);
+  FlushToOwners(bin.slots, count, [klass, park](Arena* arena, void** blocks, uint32_t n) {
+    ArenaFreeSmallBatch(arena, klass, blocks, n, park);
+  });
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
   if (bin.low_water > bin.count) bin.low_water = bin.count;
 }
 
+}  // namespace
+
+void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
+  FlushBin(cache, klass, count, false);
+}
+
 void ThreadCacheMakeRoom(ThreadCache* cache, uint32_t klass) {
   CacheBin& bin = cache->bins[klass];
-  if (!Grow(bin, klass)) ThreadCacheFlushBin(cache, klass, bin.capacity / 2);
+  if (!Grow(bin, klass)) FlushBin(cache, klass, bin.capacity / 2, true);
 }
 
 namespace {

@@ -4,14 +4,13 @@
 // Who calls it: the owning thread only (allocator.cc), except the statistics, which read the
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
-// Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class:
-// ceilings 32 KiB of regions up to 1024 B, within [64, 512] regions (512 up to 64 B, 128 at
-// 256 B, 64 from 512 B), 16 regions up to 4096 B, 4 above (at most 2,199 KiB per thread when
-// every small bin is full); floors 8 up to 1024 B, 2 above. A bin starts at its floor. A miss
-// (the bin is empty) or an overflow (it is full) doubles its capacity up to the ceiling, so a
-// burst of n allocations or frees costs O(log n) slow paths before the bin holds it; only a bin
-// at its ceiling flushes its older half to the owning arenas. An empty bin is refilled with half
-// its capacity in one lock acquisition. Every kGcEvents allocations and every kGcEvents frees,
+// Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class
+// (cache_capacity.h; at most 2,199 KiB per thread when every small bin is full). A bin starts at
+// its floor. A miss (the bin is empty) or an overflow (it is full) doubles its capacity up to the
+// ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the bin holds
+// it; only a bin at its ceiling flushes its older half, into the owning arenas' transfer caches
+// (transfer_cache.h) while they have room. An empty bin is refilled with half its capacity in one
+// lock acquisition, from its arena's transfer cache first. Every kGcEvents allocations and every kGcEvents frees,
 // one bin (round-robin) gives back half of what stayed unused since its last visit (its
 // low-water mark), and halves its capacity when that was a quarter of it or more: a thread whose
 // bursts are small keeps few regions. Why up to 512: a page closed frees its thousands of small
@@ -44,6 +43,7 @@
 #include <cstdint>
 
 #include "arena.h"
+#include "cache_capacity.h"
 #include "chunk.h"
 #include "compiler.h"
 #include "lethe/alloc.h"
@@ -58,18 +58,6 @@ namespace lethe::internal {
 // What one thread's cache may hold at most (small and large bins full): the public bound.
 inline constexpr size_t kThreadCacheMaxBytes = LETHE_THREAD_CACHE_MAX_BYTES;
 
-// A bin's capacity stays within [CacheMinCapacity, CacheMaxCapacity] of its class size.
-constexpr uint32_t CacheMaxCapacity(uint32_t size) {
-  if (size > 1024) return size <= 4096 ? 16 : 4;
-  uint32_t regions = 32768 / size;
-  return regions > 512 ? 512 : regions < 64 ? 64 : regions;
-}
-constexpr uint32_t CacheMinCapacity(uint32_t size) { return size <= 1024 ? 8 : 2; }
-constexpr size_t TotalCacheSlots() {
-  size_t total = 0;
-  for (uint32_t size : kSmallSizes) total += CacheMaxCapacity(size);
-  return total;
-}
 inline constexpr uint32_t kLargeCacheMinPages = kSmallMaxBytes / kPageBytes + 1;  // 16 KiB
 inline constexpr uint32_t kLargeCacheMaxPages = 16;                                 // 64 KiB
 inline constexpr uint32_t kLargeCacheBins = kLargeCacheMaxPages - kLargeCacheMinPages + 1;

@@ -1,0 +1,219 @@
+// The arenas' transfer caches: a full thread-cache bin's flush parks regions there, the next fill
+// takes them back, decay passes trim what stayed unused, lethe_purge empties them, and a region
+// that fails a flush's checks is not parked. This binary runs with LETHE_OPTIONS=decay_thread:0
+// and a decay of an hour (CMakeLists.txt): no trim happens but those the tests make.
+#include "transfer_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "allocator.h"
+#include "arena.h"
+#include "decay.h"
+#include "lethe/alloc.h"
+#include "stats.h"
+#include "thread_cache.h"
+
+namespace lethe::internal {
+namespace {
+
+constexpr size_t kRequest = 24;  // the 32-byte class: a thread-cache ceiling of 512 regions
+
+uint32_t ClassOf(size_t bytes) { return static_cast<uint32_t>(SmallClassOf(bytes)); }
+
+std::vector<void*> Parked(Arena* arena, uint32_t klass) {
+  MutexLock lock(&arena->lock);
+  void** slots = arena->transfer.slots.load();
+  if (slots == nullptr) return {};
+  uint32_t offset = 0;
+  for (uint32_t k = 0; k < klass; ++k) offset += CacheMaxCapacity(kSmallSizes[k]);
+  return std::vector<void*>(slots + offset, slots + offset + arena->transfer.count[klass]);
+}
+
+uint64_t RegionsOut(Arena* arena, uint32_t klass) {
+  MutexLock lock(&arena->lock);
+  return arena->bins[klass].regions_out;
+}
+
+std::vector<void*> AllocateMany(size_t count, size_t bytes) {
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < count; ++i) blocks.push_back(lethe_malloc(bytes));
+  return blocks;
+}
+
+// Frees `count` blocks in order: the bin grows to its ceiling, then each overflow flushes its
+// older half into the transfer cache until that is full (512 regions of 32 bytes).
+std::vector<void*> ParkAFullTransferCache(Arena** arena) {
+  lethe_purge();
+  std::vector<void*> blocks = AllocateMany(3000, kRequest);
+  *arena = ArenaOf(ChunkOf(blocks[0]));
+  for (void* block : blocks) lethe_free(block);
+  return blocks;
+}
+
+TEST(TransferCache, AFullBinsFlushParksRegionsThatTheNextFillTakesBack) {
+  Arena* arena = nullptr;
+  ParkAFullTransferCache(&arena);
+  uint32_t klass = ClassOf(kRequest);
+  std::vector<void*> parked = Parked(arena, klass);
+  ASSERT_EQ(parked.size(), CacheMaxCapacity(kSmallSizes[klass]));  // full: the rest went to runs
+  ValidateHeap();  // each parked region is an allocated region of its class, once
+
+  // Allocating as much again empties the thread cache, then refills it from the transfer cache
+  // before any run's bitmap.
+  std::vector<void*> again = AllocateMany(3000, kRequest);
+  EXPECT_TRUE(Parked(arena, klass).empty());
+  std::set<void*> handed_out(again.begin(), again.end());
+  EXPECT_EQ(handed_out.size(), again.size());
+  for (void* region : parked) EXPECT_EQ(handed_out.count(region), 1u) << region;
+  for (void* block : again) lethe_free(block);
+  lethe_purge();
+  ValidateHeap();
+}
+
+TEST(TransferCache, ParkedRegionsCountAsUnusedAndLethePurgeEmptiesThem) {
+  uint32_t klass = ClassOf(kRequest);
+  lethe_purge();
+  Arena* arena = nullptr;
+  uint64_t out_before = 0;
+  {
+    std::vector<void*> probe = AllocateMany(1, kRequest);
+    arena = ArenaOf(ChunkOf(probe[0]));
+    lethe_free(probe[0]);
+    lethe_purge();
+    out_before = RegionsOut(arena, klass);
+  }
+  ParkAFullTransferCache(&arena);
+  size_t parked = Parked(arena, klass).size();
+  ASSERT_GT(parked, 0u);
+
+  lethe_stats_t stats;
+  uint64_t transfer_bytes = 0;
+  CollectStats(&stats, nullptr, nullptr, &transfer_bytes);
+  EXPECT_EQ(transfer_bytes, parked * kSmallSizes[klass]);
+  EXPECT_GE(stats.bin_unused_bytes, transfer_bytes);
+  // Parked regions are not out: the thread cache's are.
+  EXPECT_EQ(RegionsOut(arena, klass), out_before + t_cache->bins[klass].count);
+
+  lethe_purge();
+  EXPECT_TRUE(Parked(arena, klass).empty());
+  EXPECT_EQ(RegionsOut(arena, klass), out_before);
+  CollectStats(&stats, nullptr, nullptr, &transfer_bytes);
+  EXPECT_EQ(transfer_bytes, 0u);
+  ValidateHeap();
+}
+
+TEST(TransferCache, ADecayPassTrimsWhatStayedUnusedSinceThePreviousPass) {
+  uint32_t klass = ClassOf(kRequest);
+  void* probe = lethe_malloc(kRequest);
+  Arena* arena = ArenaOf(ChunkOf(probe));
+  lethe_free(probe);
+  {
+    // Without a purge thread the free path decays (and trims) at its first call, then every
+    // decay_ms / 8: start that window now, so that only this test's passes trim.
+    MutexLock lock(&arena->lock);
+    arena->last_decay_ns = DecayNowNs();
+  }
+  ParkAFullTransferCache(&arena);
+  size_t parked = Parked(arena, klass).size();
+  ASSERT_EQ(parked, CacheMaxCapacity(kSmallSizes[klass]));
+  {
+    MutexLock lock(&arena->lock);
+    // The low-water mark was 0 since lethe_purge's trim: nothing to give back yet.
+    EXPECT_TRUE(ArenaTrimTransfer(arena, DecayNowNs(), false));
+  }
+  EXPECT_EQ(Parked(arena, klass).size(), parked);
+
+  void* taken[100];
+  ASSERT_EQ(ArenaAllocateSmall(arena, klass, taken, 100), 100u);  // the newest 100
+  EXPECT_EQ(Parked(arena, klass).size(), parked - 100);
+  {
+    MutexLock lock(&arena->lock);
+    // Every region still parked stayed unused since the last pass.
+    EXPECT_FALSE(ArenaTrimTransfer(arena, DecayNowNs(), false));
+  }
+  EXPECT_TRUE(Parked(arena, klass).empty());
+  ArenaFreeSmallBatch(arena, klass, taken, 100, /*park=*/false);
+  lethe_purge();
+  ValidateHeap();
+}
+
+TEST(TransferCache, RegionsFreedByAnotherThreadAreParkedInTheirOwnersArena) {
+  lethe_purge();
+  uint32_t klass = ClassOf(kRequest);
+  std::vector<void*> blocks = AllocateMany(3000, kRequest);
+  Arena* owner = ArenaOf(ChunkOf(blocks[0]));
+  std::thread other([&] {
+    lethe_free(lethe_malloc(kRequest));  // a thread that never allocates has no cache
+    for (void* block : blocks) lethe_free(block);
+    std::vector<void*> parked = Parked(owner, klass);
+    std::set<void*> mine(blocks.begin(), blocks.end());
+    EXPECT_FALSE(parked.empty());
+    for (void* region : parked) EXPECT_EQ(mine.count(region), 1u) << region;
+  });
+  other.join();
+  lethe_purge();
+  ValidateHeap();
+}
+
+TEST(TransferCache, ARegionOfAnotherClassIsNotParkedButFreedToItsOwnRun) {
+  lethe_purge();
+  uint32_t klass = ClassOf(kRequest);
+  uint32_t other_class = ClassOf(200);
+  void* stray = lethe_malloc(200);
+  Arena* arena = ArenaOf(ChunkOf(stray));
+  uint64_t other_out = RegionsOut(arena, other_class);
+  ArenaFreeSmallBatch(arena, klass, &stray, 1, /*park=*/true);
+  EXPECT_TRUE(Parked(arena, klass).empty());
+  EXPECT_TRUE(Parked(arena, other_class).empty());
+  EXPECT_EQ(RegionsOut(arena, other_class), other_out - 1);
+  ValidateHeap();
+}
+
+using TransferCacheDeathTest = ::testing::Test;
+
+TEST_F(TransferCacheDeathTest, ARegionAlreadyFreeInItsRunAbortsAsADoubleFree) {
+  EXPECT_DEATH(
+      {
+        void* block = lethe_malloc(kRequest);
+        Arena* arena = ArenaOf(ChunkOf(block));
+        uint32_t klass = ClassOf(kRequest);
+        ArenaFreeSmallBatch(arena, klass, &block, 1, /*park=*/false);
+        ArenaFreeSmallBatch(arena, klass, &block, 1, /*park=*/true);
+      },
+      "double free");
+}
+
+TEST_F(TransferCacheDeathTest, AnInteriorPointerIsNotParkedAndAborts) {
+  EXPECT_DEATH(
+      {
+        auto* block = static_cast<char*>(lethe_malloc(kRequest));
+        void* interior = block + 8;
+        ArenaFreeSmallBatch(ArenaOf(ChunkOf(block)), ClassOf(kRequest), &interior, 1,
+                            /*park=*/true);
+      },
+      "invalid pointer");
+}
+
+TEST_F(TransferCacheDeathTest, ARegionParkedTwiceAbortsInACheckedBuild) {
+#if LETHE_DEBUG_LEVEL >= 1
+  EXPECT_DEATH(
+      {
+        void* block = lethe_malloc(kRequest);
+        Arena* arena = ArenaOf(ChunkOf(block));
+        void* again = block;
+        ArenaFreeSmallBatch(arena, ClassOf(kRequest), &block, 1, /*park=*/true);
+        ArenaFreeSmallBatch(arena, ClassOf(kRequest), &again, 1, /*park=*/true);
+      },
+      "double free");
+#else
+  GTEST_SKIP() << "release builds do not scan the transfer cache (transfer_cache.h)";
+#endif
+}
+
+}  // namespace
+}  // namespace lethe::internal
