@@ -5,7 +5,7 @@
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
 //
 // Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class
-// (cache_capacity.h; at most 2,199 KiB per thread when every small bin is full). A bin starts at
+// (cache_capacity.h; at most 3,626 KiB per thread when every small bin is full). A bin starts at
 // its floor. A miss (the bin is empty) or an overflow (it is full) doubles its capacity up to the
 // ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the bin holds
 // it; only a bin at its ceiling flushes its older half, into the owning arenas' transfer caches
