@@ -168,6 +168,7 @@ void ArenaFreeSmallBatch(Arena* arena, uint32_t klass, void** pointers, uint32_t
     arena->bins[klass].regions_out -= count - left;
     freed_bytes = uint64_t{count - left} * kSmallSizes[klass];
     arena->frees += count;
+    if (left < count) DecayAfterPark();
     if (left > 0) {
       freed_bytes += BinFreeBatch(arena->bins, klass, &arena->heap, pointers, left, DecayNowNs());
       ArenaAfterRelease(arena);

@@ -156,6 +156,14 @@ void DecayAfterRelease(Arena* arena) {
   }
 }
 
+void DecayAfterPark() {
+  bool wake = PurgerOnRealClock() ? g_purger_idle.load(std::memory_order_relaxed)
+                                  : g_purger_state.load(std::memory_order_relaxed) ==
+                                            kNotStarted &&
+                                        g_options.decay_thread;
+  if (wake) g_attention.store(true, std::memory_order_relaxed);
+}
+
 uint64_t ExcessGraceNs() { return PurgerOnRealClock() ? DecayNs() / 16 : 0; }
 
 bool DeferExcessPurge(bool own) {

@@ -41,6 +41,10 @@ uint64_t ExcessGraceNs();
 // one thread frees what another takes back within milliseconds; a lone thread that frees past
 // the limit is as likely to be ending as starting again (a program freeing its data at exit).
 bool DeferExcessPurge(bool own = false);
+// After regions were parked in an arena's transfer cache (under its lock): starts the purge
+// thread, or wakes it if it sleeps without a deadline, so that it comes back to trim them
+// (transfer_cache.h); PurgerAfterUnlock acts on it.
+void DecayAfterPark();
 // After a huge block was freed (no lock held): wakes the thread, or decays the huge regions here.
 void DecayAfterHugeFree();
 // After every allocator lock is released: starts or wakes the purge thread if a release asked.

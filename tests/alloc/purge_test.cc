@@ -275,6 +275,40 @@ TEST(Purge, TheBackgroundThreadPurgesAnIdleProcess) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// In a child (a process whose purge thread has not started): a thread cache's full bin parks 512
+// regions in the arena's transfer cache, and nothing is dirty. The purge thread still starts and
+// gives them back to their runs within two trim intervals (transfer_cache.h), with no allocator
+// call after the frees. Waits for that event (polling, up to 20 s), never for a fixed time.
+int ParkedChild() {
+  if (PurgerRunning()) return 2;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 1000; ++i) blocks.push_back(lethe_malloc(24));
+  Arena* arena = ArenaOf(ChunkOf(blocks[0]));
+  auto parked = [arena] {
+    MutexLock lock(&arena->lock);
+    return arena->transfer.count[SmallClassOf(24)];
+  };
+  if (parked() != 0) return 3;
+  for (void* block : blocks) lethe_free(block);
+  if (parked() == 0) return 4;
+  for (int poll = 0; poll < 2000 && parked() != 0; ++poll) usleep(10000);
+  return parked() == 0 && PurgerRunning() ? 0 : 5;
+}
+
+TEST(Purge, TheBackgroundThreadTrimsTheTransferCacheOfAnIdleProcess) {
+  lethe_purge();  // the child starts with empty transfer caches
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);
+    _exit(ParkedChild());
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 // What the purge hook saw while the purger's madvise was pending.
 struct PurgeWindow {
   Arena* arena = nullptr;
