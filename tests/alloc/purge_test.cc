@@ -262,18 +262,21 @@ int IdleChild() {
   return 0;
 }
 
-TEST(Purge, TheBackgroundThreadPurgesAnIdleProcess) {
+// Runs `body` in a forked child (killed after 30 s) and expects it to exit 0.
+void ExpectChildSucceeds(int (*body)()) {
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     alarm(30);
-    _exit(IdleChild());
+    _exit(body());
   }
   int status = 0;
   waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
+
+TEST(Purge, TheBackgroundThreadPurgesAnIdleProcess) { ExpectChildSucceeds(IdleChild); }
 
 // In a child (a process whose purge thread has not started): a thread cache's full bin parks 512
 // regions in the arena's transfer cache, and nothing is dirty. The purge thread still starts and
@@ -297,16 +300,7 @@ int ParkedChild() {
 
 TEST(Purge, TheBackgroundThreadTrimsTheTransferCacheOfAnIdleProcess) {
   lethe_purge();  // the child starts with empty transfer caches
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    alarm(30);
-    _exit(ParkedChild());
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ExpectChildSucceeds(ParkedChild);
 }
 
 // What the purge hook saw while the purger's madvise was pending.
