@@ -157,10 +157,12 @@ void DecayAfterRelease(Arena* arena) {
 }
 
 void DecayAfterPark() {
-  bool wake = PurgerOnRealClock() ? g_purger_idle.load(std::memory_order_relaxed)
-                                  : g_purger_state.load(std::memory_order_relaxed) ==
-                                            kNotStarted &&
-                                        g_options.decay_thread;
+  bool wake;
+  if (PurgerOnRealClock()) {
+    wake = g_purger_idle.load(std::memory_order_relaxed);
+  } else {
+    wake = g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread;
+  }
   if (wake) g_attention.store(true, std::memory_order_relaxed);
 }
 

@@ -152,7 +152,7 @@ struct mallinfo2 mallinfo2() noexcept {
   info.hblkhd = stats.huge_bytes;
   info.uordblks = stats.allocated_bytes;
   info.fordblks = stats.active_bytes + stats.dirty_bytes - stats.allocated_bytes;
-  info.fsmblks = stats.bin_unused_bytes + stats.thread_cache_bytes;
+  info.fsmblks = stats.bin_unused_bytes + stats.thread_cache_bytes + stats.transfer_cache_bytes;
   info.keepcost = stats.dirty_bytes;
   return info;
 }

@@ -59,8 +59,7 @@ void ResetPeakHeldBytes() {
   g_peak_held_bytes.store(g_held_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
-void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_bytes,
-                  uint64_t* transfer_bytes) {
+void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_bytes) {
   std::memset(out, 0, sizeof(*out));
   if (classes != nullptr) std::memset(classes, 0, sizeof(ClassStats) * kSmallClassCount);
   uint64_t small_out = 0, large_out = 0, active_pages = 0, dirty_pages = 0, chunks = 0;
@@ -120,7 +119,8 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   out->metadata_bytes = metadata;
   out->resident_bytes = out->active_bytes + out->dirty_bytes + metadata;
   out->purged_bytes = purged_pages * kPageBytes;
-  out->bin_unused_bytes = bin_unused;
+  out->bin_unused_bytes = bin_unused - transfer;  // parked regions are not out either
+  out->transfer_cache_bytes = transfer;
   out->thread_cache_bytes = caches.cached_bytes;
   out->allocation_count = caches.allocation_count + arena_allocations +
                           g_uncached_allocations.load(std::memory_order_relaxed) +
@@ -139,15 +139,14 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   out->served_bytes = g_served_bytes.load(std::memory_order_relaxed);
   // Read last: every block counted above was counted in g_held_bytes before it was handed out.
   if (parked_bytes != nullptr) *parked_bytes = parked_pages * kPageBytes;
-  if (transfer_bytes != nullptr) *transfer_bytes = transfer;
   out->peak_allocated_bytes = g_peak_held_bytes.load(std::memory_order_relaxed);
 }
 
 void PrintStats(FILE* out) {
   lethe_stats_t stats;
   ClassStats classes[kSmallClassCount];
-  uint64_t parked = 0, transfer = 0;
-  CollectStats(&stats, classes, &parked, &transfer);
+  uint64_t parked = 0;
+  CollectStats(&stats, classes, &parked);
   char buffer[4096];
   auto u = [](uint64_t value) { return static_cast<unsigned long long>(value); };
   int length = snprintf(
@@ -155,13 +154,13 @@ void PrintStats(FILE* out) {
       "lethe allocator: bundled (arenas %llu, purge thread %s, decay %llu ms)\n"
       "  allocated %llu  active %llu  mapped %llu  resident~ %llu\n"
       "  dirty %llu (parked runs %llu)  purged %llu  metadata %llu  bin unused %llu"
-      " (transfer caches %llu)  thread caches %llu\n"
+      "  transfer caches %llu  thread caches %llu\n"
       "  allocations %llu  frees %llu  chunks %llu  huge %llu (%llu bytes)\n"
       "  oom events %llu  low-memory callbacks %llu  reserve used %llu  peak allocated %llu\n",
       u(stats.arena_count), PurgerRunning() ? "on" : "off", u(g_options.decay_ms),
       u(stats.allocated_bytes), u(stats.active_bytes), u(stats.mapped_bytes),
       u(stats.resident_bytes), u(stats.dirty_bytes), u(parked), u(stats.purged_bytes),
-      u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(transfer),
+      u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(stats.transfer_cache_bytes),
       u(stats.thread_cache_bytes),
       u(stats.allocation_count), u(stats.free_count), u(stats.chunk_count), u(stats.huge_count),
       u(stats.huge_bytes), u(stats.oom_count), u(stats.low_memory_callbacks),

@@ -36,17 +36,14 @@ void ResetPeakHeldBytes();
 struct ClassStats {
   uint64_t live_regions;   // handed to users (not in thread caches)
   uint64_t cached_regions; // parked in thread caches
-  uint64_t transfer_regions;  // parked in the arenas' transfer caches (counted as bin unused)
+  uint64_t transfer_regions;  // parked in the arenas' transfer caches
   uint64_t run_count;
   uint64_t runs_created;
 };
 
 // Fills *out (and per-class figures when `classes` is not null, and the bytes of parked large
 // runs, a part of dirty_bytes (page_heap.h step 8), when `parked_bytes` is not null).
-// *transfer_bytes (when not null): the regions in the arenas' transfer caches, a part of
-// bin_unused_bytes.
-void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_bytes = nullptr,
-                  uint64_t* transfer_bytes = nullptr);
+void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_bytes = nullptr);
 // Writes the human-readable report; uses no heap (formats into a stack buffer).
 void PrintStats(FILE* out);
 

@@ -157,6 +157,10 @@ MemoryReport MemoryReporter::Collect() const {
   };
   nonheap("explicit/heap-overhead/bin-unused", stats.bin_unused_bytes,
           "Free slots inside the allocator's small-object runs.");
+  nonheap("explicit/heap-overhead/thread-caches", stats.thread_cache_bytes,
+          "Freed small blocks each thread's cache keeps for its next allocations.");
+  nonheap("explicit/heap-overhead/transfer-caches", stats.transfer_cache_bytes,
+          "Freed small blocks the arenas keep between thread caches for their next refills.");
   nonheap("explicit/heap-overhead/bookkeeping", stats.metadata_bytes,
           "The allocator's own metadata: chunk headers, page maps, arena and thread-cache state.");
   nonheap("explicit/heap-overhead/page-cache", stats.dirty_bytes,

@@ -75,7 +75,7 @@ TEST(TransferCache, AFullBinsFlushParksRegionsThatTheNextFillTakesBack) {
   ValidateHeap();
 }
 
-TEST(TransferCache, ParkedRegionsCountAsUnusedAndLethePurgeEmptiesThem) {
+TEST(TransferCache, ParkedRegionsAreReportedAndLethePurgeEmptiesThem) {
   uint32_t klass = ClassOf(kRequest);
   lethe_purge();
   Arena* arena = nullptr;
@@ -92,18 +92,19 @@ TEST(TransferCache, ParkedRegionsCountAsUnusedAndLethePurgeEmptiesThem) {
   ASSERT_GT(parked, 0u);
 
   lethe_stats_t stats;
-  uint64_t transfer_bytes = 0;
-  CollectStats(&stats, nullptr, nullptr, &transfer_bytes);
-  EXPECT_EQ(transfer_bytes, parked * kSmallSizes[klass]);
-  EXPECT_GE(stats.bin_unused_bytes, transfer_bytes);
+  lethe_stats(&stats);
+  EXPECT_EQ(stats.transfer_cache_bytes, parked * kSmallSizes[klass]);
+  ClassStats classes[kSmallClassCount];
+  CollectStats(&stats, classes);
+  EXPECT_EQ(classes[klass].transfer_regions, parked);
   // Parked regions are not out: the thread cache's are.
   EXPECT_EQ(RegionsOut(arena, klass), out_before + t_cache->bins[klass].count);
 
   lethe_purge();
   EXPECT_TRUE(Parked(arena, klass).empty());
   EXPECT_EQ(RegionsOut(arena, klass), out_before);
-  CollectStats(&stats, nullptr, nullptr, &transfer_bytes);
-  EXPECT_EQ(transfer_bytes, 0u);
+  lethe_stats(&stats);
+  EXPECT_EQ(stats.transfer_cache_bytes, 0u);
   ValidateHeap();
 }
 

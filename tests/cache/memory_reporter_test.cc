@@ -1,10 +1,12 @@
 #include "lethe/memory_reporter.h"
 
 #include <gtest/gtest.h>
+
 #include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -69,7 +71,27 @@ TEST(MemoryReporter, CollectRunsRegisteredReportersAndAddsProcessFigures) {
   EXPECT_LE(report.Amount("resident-unique"), report.Amount("resident"));
   EXPECT_GE(report.Amount("explicit/heap-overhead/bin-unused"), 0);
   EXPECT_GE(report.Amount("explicit/heap-overhead/bookkeeping"), 0);
+  EXPECT_GE(report.Amount("explicit/heap-overhead/thread-caches"), 0);
+  EXPECT_GE(report.Amount("explicit/heap-overhead/transfer-caches"), 0);
   EXPECT_GE(report.Amount("explicit/heap-overhead/page-cache"), 0);
+}
+
+// The allocator's caches are heap overhead of their own, beside bin-unused: blocks freed into the
+// calling thread's cache show up there (with the bundled allocator; forwarding has no caches).
+TEST(MemoryReporter, TheAllocatorsCachesAreReportedAsHeapOverhead) {
+  MemoryReporter reporter;
+  lethe_free(lethe_malloc(100));
+  MemoryReport report = reporter.Collect();
+  for (const char* path : {"explicit/heap-overhead/thread-caches",
+                           "explicit/heap-overhead/transfer-caches"}) {
+    auto entry = std::find_if(report.entries.begin(), report.entries.end(),
+                              [path](const MemoryReportEntry& e) { return e.path == path; });
+    ASSERT_NE(entry, report.entries.end()) << path;
+    EXPECT_EQ(entry->kind, ReportKind::kNonHeap) << path;
+  }
+  if (std::string(lethe_allocator_name()) == "lethe") {
+    EXPECT_GE(report.Amount("explicit/heap-overhead/thread-caches"), 100);
+  }
 }
 
 TEST(MemoryReporter, DestroyedRegistrationIsNotCalled) {

@@ -63,7 +63,7 @@ typedef struct lethe_stats_t {
                                kept whole for reuse, freed huge blocks' pages in huge regions) */
   uint64_t purged_bytes;    /* cumulative bytes returned with madvise */
   uint64_t metadata_bytes;  /* chunk headers, arena and thread-cache bookkeeping */
-  uint64_t bin_unused_bytes; /* free slots inside small runs (arenas' transfer caches too) */
+  uint64_t bin_unused_bytes; /* free slots inside small runs */
   uint64_t thread_cache_bytes; /* blocks parked in thread caches */
   uint64_t allocation_count;   /* cumulative allocations served */
   uint64_t free_count;         /* cumulative frees */
@@ -88,6 +88,9 @@ typedef struct lethe_stats_t {
    * threads' allocations.
    * System malloc (sanitizer presets): the exact peak of the usable sizes live through lethe_*. */
   uint64_t peak_allocated_bytes;
+  /* Small blocks freed by thread caches and kept by their arenas for the next refills (bundled
+   * allocator only; not in allocated_bytes, nor in bin_unused_bytes). */
+  uint64_t transfer_cache_bytes;
 } lethe_stats_t;
 
 void lethe_stats(lethe_stats_t* out) LETHE_NOEXCEPT;
