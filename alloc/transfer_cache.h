@@ -8,7 +8,7 @@
 //
 // Invariants: a parked region is a region start of its class, allocated in its run's bitmap and
 // not counted in its bin's regions_out (nor in the held bytes of stats.h), so that its run stays
-// and the statistics count it as unused. At most CacheMaxCapacity regions per class (two flush
+// and the statistics report it apart (transfer_cache_bytes). At most CacheMaxCapacity regions per class (two flush
 // batches of a thread-cache bin at its ceiling; at most TotalCacheSlots per arena). Its run
 // cannot return to the page heap while it is parked, so TransferTrim gives back, per class, what
 // stayed unused since the previous trim (its low-water mark), at each decay pass over the arena
