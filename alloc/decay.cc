@@ -128,6 +128,20 @@ void StartPurger() {
   g_purger_state.store(started ? kRunning : kOff);
 }
 
+// There is work for the purge thread: asks it to start, or to wake if it sleeps without a
+// deadline (PurgerAfterUnlock acts on the request). True when it runs on the real clock, so that
+// the caller leaves the work to it; false: the caller does it (no thread yet, or ticks).
+bool AskPurger() {
+  if (PurgerOnRealClock()) {
+    if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
+    return true;
+  }
+  if (g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread) {
+    g_attention.store(true, std::memory_order_relaxed);
+  }
+  return false;
+}
+
 }  // namespace
 
 uint64_t DecayNowNs() {
@@ -138,13 +152,7 @@ uint64_t DecayNowNs() {
 }
 
 void DecayAfterRelease(Arena* arena) {
-  if (PurgerOnRealClock()) {
-    if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
-    return;
-  }
-  if (g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread) {
-    g_attention.store(true, std::memory_order_relaxed);
-  }
+  if (AskPurger()) return;
   // No thread (yet): decay here, at most every decay/8.
   uint64_t now = DecayNowNs();
   uint64_t decay_ns = DecayNs();
@@ -156,15 +164,7 @@ void DecayAfterRelease(Arena* arena) {
   }
 }
 
-void DecayAfterPark() {
-  bool wake;
-  if (PurgerOnRealClock()) {
-    wake = g_purger_idle.load(std::memory_order_relaxed);
-  } else {
-    wake = g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread;
-  }
-  if (wake) g_attention.store(true, std::memory_order_relaxed);
-}
+void DecayAfterPark() { AskPurger(); }
 
 uint64_t ExcessGraceNs() { return PurgerOnRealClock() ? DecayNs() / 16 : 0; }
 
@@ -184,14 +184,7 @@ bool DeferExcessPurge(bool own) {
 }
 
 void DecayAfterHugeFree() {
-  if (PurgerOnRealClock()) {
-    if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
-  } else {
-    if (g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread) {
-      g_attention.store(true, std::memory_order_relaxed);
-    }
-    HugeRegionPurge(DecayNowNs(), DecayNs());
-  }
+  if (!AskPurger()) HugeRegionPurge(DecayNowNs(), DecayNs());
   PurgerAfterUnlock();
 }
 
