@@ -73,12 +73,9 @@ LETHE_ALWAYS_INLINE void FreeRegion(Bin* bin, PageHeap* heap, Chunk* chunk, uint
   long index = RegionIndex(start, pointer, klass);
   if (index < 0) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
   RunHeader* run = RunHeaderOf(start, klass);
+  if (RegionFree(run, index)) lethe_fatal_pointer("free(): double free ", pointer, "");
   auto word = static_cast<uint32_t>(index / 64);
-  uint64_t bit = uint64_t{1} << (index % 64);
-  if ((run->bitmap()[word] & bit) != 0) {
-    lethe_fatal_pointer("free(): double free ", pointer, "");
-  }
-  run->bitmap()[word] |= bit;
+  run->bitmap()[word] |= uint64_t{1} << (index % 64);
   if (word < run->hint) run->hint = word;
   if (++run->free_count == 1) ListPush(bin, run);
   if (run->free_count == layout.region_count) {

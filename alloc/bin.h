@@ -71,6 +71,21 @@ inline long RegionIndex(const char* run_start, const void* pointer, uint32_t kla
   uint32_t index = RegionAt(offset, klass);
   return index < kRegionChecks[klass].region_count ? static_cast<long>(index) : -1;
 }
+// Whether region `index` of `run` is free in its bitmap.
+inline bool RegionFree(const RunHeader* run, long index) {
+  return ((run->bitmap()[index / 64] >> (index % 64)) & 1) != 0;
+}
+// Whether `pointer` is a region of `klass` that is out (its page shows the class, it is a region
+// start and its bitmap bit is clear): what a free of it checks before it sets the bit.
+inline bool IsRegionOut(const void* pointer, uint32_t klass) {
+  Chunk* chunk = ChunkOf(pointer);
+  uint32_t page = PageOf(chunk, pointer);
+  uint32_t entry = chunk->map[page];
+  if (MapKind(entry) != PageKind::kSmall || MapClass(entry) != klass) return false;
+  char* start = RunStart(chunk, page, entry);
+  long index = RegionIndex(start, pointer, klass);
+  return index >= 0 && !RegionFree(RunHeaderOf(start, klass), index);
+}
 // Hands out up to `count` regions of `klass` into out[]; returns how many (fewer only when the
 // page heap cannot map a new run).
 uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint32_t count);

@@ -72,19 +72,15 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
       const Bin& bin = arena.bins[klass];
       small_out += bin.regions_out * kSmallSizes[klass];
-      bin_unused += (bin.run_count * kSmallClasses[klass].region_count - bin.regions_out) *
+      uint64_t parked = arena.transfer.count[klass];  // neither out nor free in the bitmaps
+      transfer += parked * kSmallSizes[klass];
+      bin_unused += (bin.run_count * kSmallClasses[klass].region_count - bin.regions_out - parked) *
                     kSmallSizes[klass];
       if (classes != nullptr) {
         classes[klass].live_regions += bin.regions_out;
         classes[klass].run_count += bin.run_count;
         classes[klass].runs_created += bin.runs_created;
-      }
-    }
-    uint64_t parked_regions[kSmallClassCount];
-    transfer += TransferParked(arena.transfer, parked_regions);
-    if (classes != nullptr) {
-      for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
-        classes[klass].transfer_regions += parked_regions[klass];
+        classes[klass].transfer_regions += parked;
       }
     }
     large_out += arena.large_bytes_out;
@@ -119,7 +115,7 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   out->metadata_bytes = metadata;
   out->resident_bytes = out->active_bytes + out->dirty_bytes + metadata;
   out->purged_bytes = purged_pages * kPageBytes;
-  out->bin_unused_bytes = bin_unused - transfer;  // parked regions are not out either
+  out->bin_unused_bytes = bin_unused;
   out->transfer_cache_bytes = transfer;
   out->thread_cache_bytes = caches.cached_bytes;
   out->allocation_count = caches.allocation_count + arena_allocations +

@@ -26,25 +26,11 @@ constexpr std::array<uint32_t, kSmallClassCount> BuildOffsets() {
 constexpr std::array<uint32_t, kSmallClassCount> kOffsets = BuildOffsets();
 static_assert(CacheMaxCapacity(kSmallSizes[0]) <= UINT16_MAX);
 
-void** Stack(const TransferCache& cache, uint32_t klass) {
+}  // namespace
+
+void** TransferStack(const TransferCache& cache, uint32_t klass) {
   return cache.slots.load(std::memory_order_relaxed) + kOffsets[klass];
 }
-
-// Whether the region at `pointer` may be parked as one of `klass`: its page shows the class, it
-// is a region start and its bitmap bit says allocated (what FreeRegion checks before freeing).
-LETHE_ALWAYS_INLINE bool Parkable(void* pointer, uint32_t klass) {
-  Chunk* chunk = ChunkOf(pointer);
-  uint32_t page = PageOf(chunk, pointer);
-  uint32_t entry = chunk->map[page];
-  if (MapKind(entry) != PageKind::kSmall || MapClass(entry) != klass) return false;
-  char* start = RunStart(chunk, page, entry);
-  long index = RegionIndex(start, pointer, klass);
-  if (index < 0) return false;
-  const RunHeader* run = RunHeaderOf(start, klass);
-  return (run->bitmap()[index / 64] & (uint64_t{1} << (index % 64))) == 0;
-}
-
-}  // namespace
 
 bool TransferReady(TransferCache* cache) {
   if (LETHE_LIKELY(cache->slots.load(std::memory_order_acquire) != nullptr)) return true;
@@ -57,13 +43,13 @@ bool TransferReady(TransferCache* cache) {
 }
 
 uint32_t TransferPark(TransferCache* cache, uint32_t klass, void** pointers, uint32_t count) {
-  void** stack = Stack(*cache, klass);
+  void** stack = TransferStack(*cache, klass);
   uint32_t parked = cache->count[klass];
   uint32_t room = Capacity(klass) - parked;
   uint32_t left = 0;
   for (uint32_t i = 0; i < count; ++i) {
     void* pointer = pointers[i];
-    if (room == 0 || !Parkable(pointer, klass)) {
+    if (room == 0 || !IsRegionOut(pointer, klass)) {
       pointers[left++] = pointer;
       continue;
     }
@@ -84,7 +70,7 @@ uint32_t TransferTake(TransferCache* cache, uint32_t klass, void** out, uint32_t
   if (parked == 0) return 0;
   uint32_t taken = count < parked ? count : parked;
   parked -= taken;
-  std::memcpy(out, Stack(*cache, klass) + parked, taken * sizeof(void*));
+  std::memcpy(out, TransferStack(*cache, klass) + parked, taken * sizeof(void*));
   cache->count[klass] = static_cast<uint16_t>(parked);
   if (parked < cache->low_water[klass]) cache->low_water[klass] = static_cast<uint16_t>(parked);
   return taken;
@@ -97,7 +83,7 @@ uint64_t TransferTrim(TransferCache* cache, Bin* bins, PageHeap* heap, uint64_t 
     uint32_t parked = cache->count[klass];
     uint32_t idle = all ? parked : cache->low_water[klass];
     if (idle > 0) {
-      void** stack = Stack(*cache, klass);
+      void** stack = TransferStack(*cache, klass);
       bins[klass].regions_out += idle;  // BinFreeBatch takes them out again
       BinFreeBatch(bins, klass, heap, stack, idle, now_ns);
       std::memmove(stack, stack + idle, (parked - idle) * sizeof(void*));
@@ -110,15 +96,6 @@ uint64_t TransferTrim(TransferCache* cache, Bin* bins, PageHeap* heap, uint64_t 
   return kept;
 }
 
-uint64_t TransferParked(const TransferCache& cache, uint64_t* out) {
-  uint64_t bytes = 0;
-  for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
-    out[klass] = cache.count[klass];
-    bytes += uint64_t{cache.count[klass]} * kSmallSizes[klass];
-  }
-  return bytes;
-}
-
 void TransferValidate(const TransferCache& cache) {
   if (cache.slots.load(std::memory_order_relaxed) == nullptr) {
     for (uint16_t count : cache.count) LETHE_CHECK(count == 0, "regions parked without slots");
@@ -128,9 +105,9 @@ void TransferValidate(const TransferCache& cache) {
     uint32_t parked = cache.count[klass];
     LETHE_CHECK(parked <= Capacity(klass), "transfer cache over capacity");
     LETHE_CHECK(cache.low_water[klass] <= parked, "low-water mark above the count");
-    void** stack = Stack(cache, klass);
+    void** stack = TransferStack(cache, klass);
     for (uint32_t i = 0; i < parked; ++i) {
-      LETHE_CHECK(Parkable(stack[i], klass), "parked region not an allocated region of its class");
+      LETHE_CHECK(IsRegionOut(stack[i], klass), "parked region not an allocated region of its class");
       for (uint32_t j = i + 1; j < parked; ++j) {
         LETHE_CHECK(stack[i] != stack[j], "region parked twice");
       }

@@ -53,8 +53,8 @@ uint32_t TransferTake(TransferCache* cache, uint32_t klass, void** out, uint32_t
 // Gives back to their bins, per class, the regions unused since the last trim (`all`: every
 // one), oldest first; returns how many stay parked.
 uint64_t TransferTrim(TransferCache* cache, Bin* bins, PageHeap* heap, uint64_t now_ns, bool all);
-// The regions parked, per class (out[kSmallClassCount]); returns their bytes.
-uint64_t TransferParked(const TransferCache& cache, uint64_t* out);
+// The stack of `klass`: its count[klass] regions, the oldest first (slots mapped).
+void** TransferStack(const TransferCache& cache, uint32_t klass);
 // LETHE_CHECKs the invariants above.
 void TransferValidate(const TransferCache& cache);
 

@@ -27,11 +27,9 @@ uint32_t ClassOf(size_t bytes) { return static_cast<uint32_t>(SmallClassOf(bytes
 
 std::vector<void*> Parked(Arena* arena, uint32_t klass) {
   MutexLock lock(&arena->lock);
-  void** slots = arena->transfer.slots.load();
-  if (slots == nullptr) return {};
-  uint32_t offset = 0;
-  for (uint32_t k = 0; k < klass; ++k) offset += CacheMaxCapacity(kSmallSizes[k]);
-  return std::vector<void*>(slots + offset, slots + offset + arena->transfer.count[klass]);
+  if (arena->transfer.slots.load() == nullptr) return {};
+  void** stack = TransferStack(arena->transfer, klass);
+  return std::vector<void*>(stack, stack + arena->transfer.count[klass]);
 }
 
 uint64_t RegionsOut(Arena* arena, uint32_t klass) {
