@@ -49,6 +49,9 @@ constexpr std::array<SiblingRule, 7> kSiblingRules = {{
     {"tr", {"tr", "tr"}, {"table", "tbody", "thead", "tfoot"}},
     {"option", {"option", "option"}, {"select", "datalist", "optgroup", "optgroup"}},
 }};
+// The tags of a table's own structure: dropped, with the table, inside a flattened table.
+constexpr std::array<std::string_view, 10> kTableParts = {
+    "table", "caption", "colgroup", "col", "thead", "tbody", "tfoot", "tr", "td", "th"};
 constexpr std::array<std::string_view, 8> kPBoundaries = {"div", "li", "td", "th",
                                                           "blockquote", "body", "table", "button"};
 
@@ -166,6 +169,10 @@ class Bounder {
     size_t end = in_.find('>', at);
     end = end == std::string_view::npos ? in_.size() : end + 1;
     pos_ = end;
+    if (flattening_ > 0 && OneOf(name, kTableParts)) {
+      if (name == "table") --flattening_;
+      return;
+    }
     auto open = std::find(open_.rbegin(), open_.rend(), name);
     if (open != open_.rend()) {
       open_.erase(std::next(open).base(), open_.end());
@@ -187,6 +194,7 @@ class Bounder {
       RawText(name, in_.substr(start, end - start));
       return;
     }
+    if (Flattens(name)) return;
     if (OneOf(name, kVoid)) {
       AppendTag(in_.substr(start, end - start));
       return;
@@ -199,8 +207,27 @@ class Bounder {
     }
     open_.push_back(name);
     cuts_.max_depth_seen = std::max(cuts_.max_depth_seen, static_cast<int>(open_.size()));
+    if (name == "table") {
+      cuts_.max_table_depth_seen = std::max(cuts_.max_table_depth_seen, OpenTables());
+    }
     AppendTag(in_.substr(start, end - start));
   }
+
+  // Whether start tag `name` is dropped as part of a flattened table (counting the one it starts).
+  bool Flattens(const std::string& name) {
+    if (flattening_ == 0) {
+      if (name != "table" || OpenTables() < limits_.max_table_depth) return false;
+      ++cuts_.flattened_table_count;
+    } else if (!OneOf(name, kTableParts)) {
+      return false;
+    } else if (name == "table") {
+      ++cuts_.flattened_table_count;
+    }
+    if (name == "table") ++flattening_;
+    return true;
+  }
+
+  int OpenTables() const { return static_cast<int>(std::count(open_.begin(), open_.end(), "table")); }
 
   // A start tag, with `oblique` in its style attribute made `italic` (css_fixups.h).
   void AppendTag(std::string_view tag) { AppendTagObliqueAsItalic(tag, &out_); }
@@ -253,6 +280,7 @@ class Bounder {
   size_t pos_ = 0;
   std::vector<std::string> open_;  // at most max_depth names
   std::unordered_map<std::string, size_t> dropped_;
+  size_t flattening_ = 0;  // flattened <table>s open: their structure tags are dropped
   size_t word_count_ = 0;
   bool dropping_word_ = false;
 };
@@ -269,6 +297,10 @@ std::string HtmlCuts::Describe(const HtmlLimits& limits) const {
   if (dropped_word_count > 0) {
     add("more than " + std::to_string(limits.max_words) + " words: " +
         std::to_string(dropped_word_count) + " dropped");
+  }
+  if (flattened_table_count > 0) {
+    add("tables nested deeper than " + std::to_string(limits.max_table_depth) + ": " +
+        std::to_string(flattened_table_count) + " flattened");
   }
   if (cut_style_bytes > 0) {
     add("a <style> longer than " + std::to_string(limits.max_stylesheet_bytes) + " bytes: " +

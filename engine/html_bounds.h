@@ -6,6 +6,8 @@
 // open element names as the HTML tree builder would see them (void elements open nothing; an end
 // tag closes up to its match; <p>, <li>, <td>, ... close an open sibling of their own kind), and:
 //   - drops a start tag that would open an element deeper than max_depth (and its end tag);
+//   - flattens a <table> nested deeper than max_table_depth tables: its table, row, cell and
+//     column tags are dropped up to its end tag, its content stays;
 //   - drops the text past max_words words (tags stay, so the structure survives);
 //   - cuts the content of a <style> element to max_stylesheet_bytes.
 // Comments, <script> and <style> content, and quoted attribute values are skipped as the tokenizer
@@ -27,8 +29,13 @@ struct HtmlCuts {
   size_t dropped_start_tag_count = 0;  // too deep
   size_t dropped_word_count = 0;       // past max_words
   size_t cut_style_bytes = 0;          // <style> content past max_stylesheet_bytes
+  size_t flattened_table_count = 0;    // <table>s nested past max_table_depth
   int max_depth_seen = 0;              // after the cut (<= max_depth)
-  bool any() const { return dropped_start_tag_count + dropped_word_count + cut_style_bytes > 0; }
+  int max_table_depth_seen = 0;        // after the cut (<= max_table_depth)
+  bool any() const {
+    return dropped_start_tag_count + dropped_word_count + cut_style_bytes + flattened_table_count >
+           0;
+  }
   // "nesting deeper than 256: 99744 start tags dropped; ..." (empty when nothing was cut).
   std::string Describe(const HtmlLimits& limits) const;
 };

@@ -53,6 +53,8 @@ class HtmlContainer final : public litehtml::document_container {
   // asks for the media features after it has built the DOM and before it applies the stylesheets,
   // the one callback between the two phases (the page's arena bytes there split DOM from style).
   void MarkBeforeStyles(std::function<void()> mark) { before_styles_ = std::move(mark); }
+  // A page parsed again (table_nesting.h) starts its stylesheet count afresh.
+  void BeginParse() { stylesheet_count_ = 0; }
 
   // ---- litehtml::document_container --------------------------------------------------------
   litehtml::uint_ptr create_font(const char* face_name, int size, int weight,

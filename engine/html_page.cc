@@ -7,6 +7,7 @@
 #include "html_bounds.h"
 #include "html_container.h"
 #include "image_store.h"
+#include "table_nesting.h"
 
 namespace lethe::internal {
 
@@ -200,23 +201,27 @@ std::unique_ptr<HtmlPage> HtmlPage::FromText(HtmlServices& services, std::string
 }
 
 void HtmlPage::Build(std::string_view html) {
-  HtmlCuts cuts;
-  std::string bounded = BoundHtml(html, services_.limits, &cuts);
   source_bytes_ = html.size();
-  if (cuts.any() && services_.log) {
-    services_.log(container_->title() + " " + cuts.Describe(services_.limits));
-  }
   ArenaScope scope(arena_);
   bool marked = false;
-  container_->MarkBeforeStyles([this, &marked] {
-    dom_end_ = DomBytes();
-    marked = true;
-  });
-  litehtml::document::ptr document =
-      litehtml::document::createFromUTF8(bounded.c_str(), container_, &services_.context());
+  HtmlCuts cuts;
+  int lowered_depth = -1;
+  litehtml::document::ptr document = ParseBounded(
+      html, services_.limits,
+      [this, &marked](const std::string& bounded) {
+        container_->BeginParse();
+        container_->MarkBeforeStyles([this, &marked] {
+          dom_end_ = DomBytes();
+          marked = true;
+        });
+        return litehtml::document::createFromUTF8(bounded.c_str(), container_,
+                                                  &services_.context());
+      },
+      &cuts, &lowered_depth);
   container_->MarkBeforeStyles(nullptr);
   style_end_ = DomBytes();
   if (!marked) dom_end_ = style_end_;  // no root element: no styles applied
+  LogCuts(cuts, lowered_depth);
   if (document == nullptr) return;
   document->render(services_.viewport_width);
   // Page coordinates stay far from int overflow: 2^28 pixels is ~10^7 lines of text.
@@ -239,6 +244,19 @@ void HtmlPage::Build(std::string_view html) {
     }
   }
   dom_->document = document;
+}
+
+void HtmlPage::LogCuts(const HtmlCuts& cuts, int lowered_depth) const {
+  if (!services_.log) return;
+  HtmlLimits used = services_.limits;
+  if (lowered_depth >= 0) used.max_depth = lowered_depth;
+  std::string text = cuts.Describe(used);
+  if (lowered_depth >= 0) {
+    text += " (lowered from " + std::to_string(services_.limits.max_depth) +
+            ": its stylesheets nest tables deeper than " +
+            std::to_string(services_.limits.max_table_depth) + ")";
+  }
+  if (!text.empty()) services_.log(container_->title() + " " + text);
 }
 
 const std::string& HtmlPage::title() const { return container_->title(); }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "html_bounds.h"
 #include "lethe/alloc.h"
 #include "lethe/document.h"
 #include "lethe/html_limits.h"
@@ -135,6 +136,7 @@ class HtmlPage {
  private:
   explicit HtmlPage(HtmlServices& services, const std::string& url);
   void Build(std::string_view html);
+  void LogCuts(const HtmlCuts& cuts, int lowered_depth) const;
 
   HtmlServices& services_;
   struct Dom;  // the container and litehtml's document (destroyed first)

@@ -60,6 +60,34 @@ TEST(HtmlBounds, SiblingsThatCloseEachOtherDoNotDeepen) {
   EXPECT_LE(Depth(html), 4);
 }
 
+TEST(HtmlBounds, TablesNestedPastTheLimitLoseTheirStructureNotTheirContent) {
+  std::string html;
+  for (int i = 0; i < 5; ++i) html += "<table><tbody><tr><td><b>" + std::to_string(i) + "</b>";
+  for (int i = 0; i < 5; ++i) html += "</td></tr></tbody></table>";
+  html += "<table><tr><td>after</td></tr></table>";
+  HtmlLimits limits;
+  limits.max_table_depth = 2;
+  HtmlCuts cuts;
+  const std::string bounded = BoundHtml(html, limits, &cuts);
+  EXPECT_EQ(cuts.flattened_table_count, 3u);
+  EXPECT_EQ(cuts.max_table_depth_seen, 2);
+  EXPECT_EQ(bounded,
+            "<table><tbody><tr><td><b>0</b><table><tbody><tr><td><b>1</b>"
+            "<b>2</b><b>3</b><b>4</b></td></tr></tbody></table></td></tr></tbody></table>"
+            "<table><tr><td>after</td></tr></table>");
+  EXPECT_NE(cuts.Describe(limits).find("tables nested deeper than 2: 3 flattened"),
+            std::string::npos);
+}
+
+TEST(HtmlBounds, UnclosedFlattenedTablesDropOnlyTableTags) {
+  HtmlLimits limits;
+  limits.max_table_depth = 1;
+  HtmlCuts cuts;
+  EXPECT_EQ(BoundHtml("<table><td><table><td>a<p>b<col><table><tr>c", limits, &cuts),
+            "<table><td>a<p>bc");
+  EXPECT_EQ(cuts.flattened_table_count, 2u);
+}
+
 TEST(HtmlBounds, WordsPastTheLimitAreDroppedTagsStay) {
   std::string html = "<p>";
   for (int i = 0; i < 100; ++i) html += "w" + std::to_string(i) + " ";

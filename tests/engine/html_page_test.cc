@@ -238,6 +238,46 @@ TEST_F(HtmlPageTest, HundredThousandNestedElementsDoNotOverflowTheStack) {
   Frame();
 }
 
+// litehtml lays every cell out several times per table around it: 12 nested tables took 4.5 s,
+// 20 would take hours. Past max_table_depth (8) a <table>'s structure is dropped, its content kept.
+TEST_F(HtmlPageTest, TablesNestedPastTheLimitAreFlattened) {
+  std::string html = "<html><body>";
+  for (int i = 0; i < 20; ++i) html += "<table><tr><td>cell" + std::to_string(i);
+  html += "<img src=\"img/red.gif\">";
+  for (int i = 0; i < 20; ++i) html += "</td></tr></table>";
+  Show(html + "</body></html>");
+  EXPECT_NE(AllLog().find("tables nested deeper than 8: 12 flattened"), std::string::npos)
+      << AllLog();
+  EXPECT_EQ(AllLog().find("lowered from"), std::string::npos) << AllLog();
+  EXPECT_EQ(engine_->window(tab_)->document()->images().size(), 1u);  // the content stays
+  Frame();
+}
+
+TEST_F(HtmlPageTest, TablesAtTheLimitAreLeftAlone) {
+  std::string html = "<html><body>";
+  for (int i = 0; i < 8; ++i) html += "<table><tr><td>cell";
+  html += "<img src=\"img/red.gif\">";
+  for (int i = 0; i < 8; ++i) html += "</td></tr></table>";
+  Show(html + "</body></html>");
+  EXPECT_EQ(AllLog().find("tables nested"), std::string::npos) << AllLog();
+  EXPECT_EQ(engine_->window(tab_)->document()->images().size(), 1u);
+}
+
+// A stylesheet can make any element a table cell (litehtml wraps each in anonymous table boxes):
+// BoundHtml cannot see that, so the page is parsed again with its nesting cut.
+TEST_F(HtmlPageTest, TablesNestedByStylesheetsAreCutAfterStyling) {
+  std::string html = "<html><head><style>div { display: table-cell }</style></head><body>";
+  for (int i = 0; i < 30; ++i) html += "<div>level" + std::to_string(i);
+  html += "<img src=\"img/red.gif\">";
+  for (int i = 0; i < 30; ++i) html += "</div>";
+  Show(html + "</body></html>");
+  EXPECT_NE(AllLog().find("its stylesheets nest tables deeper than 8"), std::string::npos)
+      << AllLog();
+  EXPECT_NE(AllLog().find("start tags dropped (lowered from 256"), std::string::npos) << AllLog();
+  EXPECT_EQ(engine_->window(tab_)->document()->images().size(), 1u);
+  Frame();
+}
+
 TEST_F(HtmlPageTest, MillionWordParagraphIsBounded) {
   std::string html = "<html><body><p>";
   html.reserve(7000000);

@@ -2,7 +2,9 @@
 // result, as the engine does for every page (a page is content from the web, as hostile as an
 // image). The container measures text by its bytes and paints nothing, so the fuzz build needs no
 // fonts or caches; the engine's own container is covered by lethe_html_page_test. Beyond "no
-// crash, no leak, no stack overflow": the bounded text must nest no deeper than the limit.
+// crash, no leak, no stack overflow": the bounded text must nest no deeper than the limits, and
+// the laid-out tree must hold no table nested deeper than max_table_depth (layout time grows
+// geometrically with it: one 294-byte page of nested tables ran for 10 minutes before the limit).
 #include <litehtml.h>
 
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "html_bounds.h"
+#include "table_nesting.h"
 
 namespace {
 
@@ -83,9 +86,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_depth = 64;  // the engine's 256 with a margin for the fuzzer's bigger frames
   limits.max_words = 20000;
   const std::string_view html(reinterpret_cast<const char*>(data), size);
-  lethe::internal::HtmlCuts cuts;
-  const std::string bounded = lethe::internal::BoundHtml(html, limits, &cuts);
-  if (cuts.max_depth_seen > limits.max_depth) __builtin_trap();
   static litehtml::context* context = [] {
     auto* made = new litehtml::context();
     made->load_master_stylesheet("div, p, body, html { display: block; } li { display: list-item; }"
@@ -94,8 +94,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return made;
   }();
   MeasuringContainer container;
-  litehtml::document::ptr document =
-      litehtml::document::createFromUTF8(bounded.c_str(), &container, context);
+  lethe::internal::HtmlCuts cuts;
+  int lowered_depth = -1;
+  litehtml::document::ptr document = lethe::internal::ParseBounded(
+      html, limits,
+      [&container](const std::string& bounded) {
+        return litehtml::document::createFromUTF8(bounded.c_str(), &container, context);
+      },
+      &cuts, &lowered_depth);
+  if (cuts.max_depth_seen > limits.max_depth) __builtin_trap();
+  if (cuts.max_table_depth_seen > limits.max_table_depth) __builtin_trap();
+  if (document != nullptr && lowered_depth != 0 &&
+      lethe::internal::DepthThatCutsDeepTables(document->root(), limits.max_table_depth)) {
+    __builtin_trap();  // only a page cut to no elements at all may keep its (stylesheet) tables
+  }
   if (document != nullptr) {
     document->render(1024);
     litehtml::position clip(0, 0, 1024, 768);

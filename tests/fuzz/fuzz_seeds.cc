@@ -91,6 +91,12 @@ std::vector<Bytes> HtmlSeeds() {
       "<table><tr><td>1<td>2<tr><td colspan=2><img src=x.gif width=10 height=10></table></body>",
       "<div><div><div><span>deep</span></div></div></div><p>a<p>b<!-- c --><ol><li>x</ol>",
       "<b><p></b>misnested</p><table><td>cell<style>td{color:red}</style>",
+      // Tables nested past max_table_depth, by tags and by a stylesheet (the shapes whose layout
+      // time grows geometrically: a fuzz run once found one that ran for ten minutes).
+      "<table><td><table><td><table><td><table><td><table><td><table><td><table><td><table><td>"
+      "<table><td><table><td><table><td><table><td>x</table></table>after",
+      "<style>div{display:table-cell}</style><div>a<div>b<div>c<div>d<div>e<div>f<div>g<div>h"
+      "<div>i<div>j<div>k<div>l<div>m<div>n</div></div>o",
   };
   std::vector<Bytes> seeds;
   for (const char* page : pages) seeds.emplace_back(page, page + std::char_traits<char>::length(page));

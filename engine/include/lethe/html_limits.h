@@ -19,6 +19,13 @@ struct HtmlLimits {
   // Element nesting: start tags that would open an element deeper than this are dropped (their
   // content stays, one level up). Bounds litehtml's recursion, and so the stack it needs.
   int max_depth = 256;
+  // Tables nested in tables (elements shown as table or inline-table, anonymous boxes included).
+  // litehtml lays every cell out several times for each table around it, so layout time grows
+  // about 3x per level: 8 levels of two-cell tables took 54 ms, 12 took 4.5 s (release build). A
+  // <table> start tag deeper than this is dropped with its rows and cells (their content stays, in
+  // the enclosing cell); a page whose stylesheets nest deeper tables is parsed again with
+  // max_depth lowered until they fit.
+  int max_table_depth = 8;
   // Words of text in the page; past it the rest of the text is dropped (the elements stay).
   size_t max_words = 200000;
   // Bytes of one stylesheet (<style> content or a file import_css reads); a longer <style> is
