@@ -227,7 +227,9 @@ class Bounder {
     return true;
   }
 
-  int OpenTables() const { return static_cast<int>(std::count(open_.begin(), open_.end(), "table")); }
+  int OpenTables() const {
+    return static_cast<int>(std::count(open_.begin(), open_.end(), "table"));
+  }
 
   // A start tag, with `oblique` in its style attribute made `italic` (css_fixups.h).
   void AppendTag(std::string_view tag) { AppendTagObliqueAsItalic(tag, &out_); }
