@@ -209,9 +209,11 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
   int saved_errno = errno;
   CacheBin& bin = cache->bins[klass];
   // A pending purge empties every bin (this one too); otherwise grow or flush this one.
-  if (!ThreadCacheFlushAfterPurge(cache)) ThreadCacheMakeRoom(cache, klass);
+  bool made_room = !ThreadCacheFlushAfterPurge(cache);
+  if (made_room) ThreadCacheMakeRoom(cache, klass);
   bin.slots[bin.count++] = pointer;
-  ++cache->free_count;
+  // About as many frees filled the bin (after the region is in: a GC step may shrink the bin).
+  if (made_room) ThreadCacheChargeFrees(cache, bin.capacity / 2);
   PurgerAfterUnlock();
   errno = saved_errno;
 }

@@ -65,9 +65,10 @@ LETHE_ALWAYS_INLINE bool MayBeCachedRegion(const void* pointer, uint32_t entry, 
 
 // The fast paths below keep to what every call must do: one TLS load (never null: g_no_cache
 // stands for "no cache" and sends both paths to their slow ends), one flag load or-ed into the
-// size (fail-after or slop counting send every allocation to the slow path), the bin, and one
-// countdown that paces the GC step and, with what each step adds to the counts, gives the
-// statistics theirs. They call nothing but in tail position, so they need no stack frame.
+// size (fail-after or slop counting send every allocation to the slow path), the bin, and on
+// malloc's one countdown that paces the GC step and, with what each step adds to the count, gives
+// the statistics theirs (free's count is derived: thread_cache.h). They call nothing but in tail
+// position, so they need no stack frame.
 LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   ThreadCache* cache = t_cache;
   if (LETHE_LIKELY(SmallAndFast(size))) {
@@ -122,7 +123,6 @@ LETHE_ALWAYS_INLINE void Free(void* pointer) {
 #endif
     bin.slots[count] = pointer;
     bin.count = count + 1;
-    if (LETHE_UNLIKELY(--cache->free_countdown == 0)) ThreadCacheGcAfter(cache, false);
     return;
   }
   FreeInChunkSlow(pointer);

@@ -54,9 +54,10 @@ void InitBins(ThreadCache* cache) {
   cache->flush_epoch = g_flush_epoch.load(std::memory_order_relaxed);
   cache->gc_next_bin = 0;
   cache->allocation_countdown = kGcEvents;
-  cache->free_countdown = kGcEvents;
+  cache->free_credit = 0;
   cache->allocation_count = 0;
-  cache->free_count = 0;
+  cache->refilled_count = 0;
+  cache->flushed_count = 0;
 }
 
 void Destroy(void* value) {
@@ -152,6 +153,7 @@ void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
   // Fill the bottom so that slots[0] stays the oldest.
   uint32_t got = ArenaAllocateSmall(cache->arena, klass, bin.slots + bin.count, want);
   if (got == 0) return nullptr;
+  cache->refilled_count += got;
   bin.count = bin.count + got - 1;
   void* block = bin.slots[bin.count];
   bin.low_water = static_cast<uint16_t>(bin.count);
@@ -195,6 +197,7 @@ void FlushBin(ThreadCache* cache, uint32_t klass, uint32_t count, bool park) {
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
   if (bin.low_water > bin.count) bin.low_water = bin.count;
+  cache->flushed_count += count;
 }
 
 }  // namespace
@@ -219,6 +222,7 @@ void FlushLargeBin(ThreadCache* cache, uint32_t index, uint32_t count) {
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
   if (bin.low_water > bin.count) bin.low_water = bin.count;
+  cache->flushed_count += count;
   cache->large_bytes -= (size_t{count} * (index + kLargeCacheMinPages)) << kLgPageBytes;
   // A block freed by this thread may come from another thread's arena.
   FlushToOwners(pending, count, ArenaFreeLargeBatch);
@@ -237,7 +241,7 @@ bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages) {
   if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return false;
   bin.slots[bin.count++] = pointer;
   cache->large_bytes += bytes;
-  if (LETHE_UNLIKELY(--cache->free_countdown == 0)) ThreadCacheGcAfter(cache, false);
+  ThreadCacheChargeFrees(cache, 1);
   return true;
 }
 
@@ -259,7 +263,17 @@ uint64_t CacheAllocations(const ThreadCache& cache) {
 }
 
 uint64_t CacheFrees(const ThreadCache& cache) {
-  return Load(cache.free_count) + (kGcEvents - Load(cache.free_countdown));
+  // Read racily, the terms may disagree for a moment: never below 0.
+  uint64_t in = Load(cache.refilled_count);
+  uint64_t out = CacheAllocations(cache) + Load(cache.flushed_count);
+  for (const CacheBin& bin : cache.bins) out += Load(bin.count);
+  for (const LargeCacheBin& bin : cache.large) out += Load(bin.count);
+  return out > in ? out - in : 0;
+}
+
+void ThreadCacheChargeFrees(ThreadCache* cache, uint32_t frees) noexcept {
+  cache->free_credit += frees;
+  if (cache->free_credit >= kGcEvents) ThreadCacheGcAfter(cache, false);
 }
 
 void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept {
@@ -272,8 +286,7 @@ void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
     cache->allocation_count += kGcEvents;
     cache->allocation_countdown = kGcEvents;
   } else {
-    cache->free_count += kGcEvents;
-    cache->free_countdown = kGcEvents;
+    cache->free_credit = 0;
   }
   if (ThreadCacheFlushAfterPurge(cache)) return;
   uint32_t klass = cache->gc_next_bin;

@@ -73,8 +73,10 @@ constexpr size_t TotalCacheBytes() {
 }
 // lethe/alloc.h states this bound for peak_allocated_bytes (cached blocks count as allocated).
 static_assert(TotalCacheBytes() <= kThreadCacheMaxBytes, "the bound lethe/alloc.h states");
-// The GC step runs every kGcEvents allocations and every kGcEvents frees served by the cache
-// (the counters below pace it: no separate countdown on the fast paths).
+// The GC step runs every kGcEvents allocations served by the cache (allocation_countdown paces it,
+// and the statistics' count rides on it), and about every kGcEvents frees: free's fast path counts
+// nothing, so a bin found full charges the frees that filled it since its last flush or growth
+// (half its capacity) to free_credit, and a step runs when the credit reaches kGcEvents.
 inline constexpr uint32_t kGcEvents = 4096;
 
 // 16 bytes, so that the fast paths index bins with a shift.
@@ -102,15 +104,17 @@ struct ThreadCache {
   Arena* arena;
   ThreadCache* prev;  // registry of live caches
   ThreadCache* next;
-  // Counting without a counter per operation: the fast paths only count down to the next GC
-  // step, which adds the kGcEvents operations it closes to the count. Allocations served =
-  // allocation_count (slow-path ones, and every finished countdown) + (kGcEvents - countdown);
-  // frees alike (CacheAllocations, CacheFrees). Written by the owner, read racily by the
-  // statistics.
+  // Counting without a counter per operation. malloc's fast path only counts down to the next GC
+  // step, which adds the kGcEvents allocations it closes to the count: allocations served =
+  // allocation_count (slow-path ones, and every finished countdown) + (kGcEvents - countdown).
+  // free's fast path counts nothing: every region enters the cache by a refill or a free and
+  // leaves it by an allocation or a flush, so frees = cached + allocations + flushed - refilled
+  // (CacheFrees). Written by the owner, read racily by the statistics.
   uint32_t allocation_countdown;
-  uint32_t free_countdown;
+  uint32_t free_credit;     // frees charged since the last free-paced GC step (see kGcEvents)
   uint64_t allocation_count;
-  uint64_t free_count;
+  uint64_t refilled_count;  // regions refills brought in (small bins)
+  uint64_t flushed_count;   // regions and runs that flushes sent to the arenas
   uint64_t flush_epoch;  // the g_flush_epoch this cache has honoured
   uint32_t gc_next_bin;
   void* storage[TotalCacheSlots()];
@@ -170,9 +174,11 @@ uint32_t LiveThreadCaches();
 void ThreadCacheRequestFlushAll();
 // Flushes the whole cache if a purge asked since its last flush; true when it did.
 bool ThreadCacheFlushAfterPurge(ThreadCache* cache);
-// The incremental GC step, when the allocation (or free) countdown reached 0: rearms it, counts
-// the round, then gives back half of one bin's unused regions (round-robin).
+// The incremental GC step, when the allocation countdown reached 0 or the free credit kGcEvents:
+// rearms it, counts the round, then gives back half of one bin's unused regions (round-robin).
 void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept;
+// Charges `frees` to the free credit, and runs a GC step when it reaches kGcEvents.
+void ThreadCacheChargeFrees(ThreadCache* cache, uint32_t frees) noexcept;
 // A cached large run of exactly `pages` pages, or nullptr.
 inline void* ThreadCacheTakeLarge(ThreadCache* cache, uint32_t pages) {
   LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "huge.h"
@@ -260,8 +261,8 @@ TEST(Allocator, StatisticsAddUp) {
   free(text);
 }
 
-// The thread cache counts its fast-path operations with the GC countdowns (thread_cache.h): the
-// counts stay exact across many GC steps.
+// The thread cache counts malloc's fast-path operations with the GC countdown and derives its
+// frees (thread_cache.h): the counts stay exact across many GC steps.
 TEST(Allocator, OperationCountsStayExactAcrossThreadCacheGcSteps) {
   constexpr uint64_t kPairs = 5 * kGcEvents + 123;
   lethe_stats_t before;
@@ -271,6 +272,26 @@ TEST(Allocator, OperationCountsStayExactAcrossThreadCacheGcSteps) {
   lethe_stats(&after);
   EXPECT_EQ(after.allocation_count - before.allocation_count, kPairs);
   EXPECT_EQ(after.free_count - before.free_count, kPairs);
+}
+
+// Frees derived from the cache's other counts stay exact when one thread only frees what another
+// allocated (its bins fill, flush and park), for small regions and cached large runs alike.
+TEST(Allocator, FreeCountsStayExactForAThreadThatOnlyFrees) {
+  std::vector<void*> blocks;
+  for (int i = 0; i < 3000; ++i) blocks.push_back(lethe_malloc(i % 3 == 0 ? 20000 : 16 + i % 700));
+  lethe_stats_t before;
+  lethe_stats(&before);
+  lethe_stats_t during;
+  std::thread freer([&] {
+    for (void* block : blocks) lethe_free(block);
+    lethe_stats(&during);  // this thread's cache still holds some of them
+  });
+  freer.join();
+  lethe_stats_t after;
+  lethe_stats(&after);
+  EXPECT_EQ(during.free_count - before.free_count, blocks.size());
+  EXPECT_EQ(after.free_count - before.free_count, blocks.size());
+  EXPECT_EQ(after.allocation_count, before.allocation_count);
 }
 
 TEST(Allocator, FailAfterAlsoFailsTheCachedFastPath) {

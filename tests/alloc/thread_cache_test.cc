@@ -257,6 +257,25 @@ TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
   ValidateHeap();
 }
 
+// free's fast path counts nothing; a bin found full charges the frees that filled it, so that a
+// thread that only frees still runs a GC step about every kGcEvents frees.
+TEST(ThreadCache, AThreadThatOnlyFreesStillRunsGcSteps) {
+  std::vector<void*> blocks;
+  for (uint32_t i = 0; i < 4 * kGcEvents; ++i) blocks.push_back(lethe_malloc(48));
+  std::thread freer([&blocks] {
+    lethe_free(lethe_malloc(48));  // creates the cache
+    ThreadCache* cache = t_cache;
+    ASSERT_TRUE(HasCache(cache));
+    const uint32_t first = cache->gc_next_bin;
+    for (void* block : blocks) lethe_free(block);
+    const uint32_t steps = cache->gc_next_bin - first;  // no wrap: far fewer than the bins
+    EXPECT_GE(steps, 3u);
+    EXPECT_LE(steps, 4u);
+  });
+  freer.join();
+  ValidateHeap();
+}
+
 // Past kRemoteFreeMaxPages the pushing thread drains the stack itself, but only when the lock is
 // free: a consumer's frees never wait behind the owner's work.
 TEST(ThreadCache, ARemoteFreePastTheBoundDrainsOnlyWhenTheArenaLockIsFree) {
