@@ -26,6 +26,7 @@ std::optional<int> DepthThatCutsDeepTables(const litehtml::element::ptr& root,
     int tables_around;  // table boxes among its ancestors
     int named_around;   // named elements among its ancestors
   };
+  std::optional<int> shallowest;
   std::vector<Visit> pending;
   if (root != nullptr) pending.push_back({root, 0, 0});
   while (!pending.empty()) {
@@ -33,7 +34,11 @@ std::optional<int> DepthThatCutsDeepTables(const litehtml::element::ptr& root,
     pending.pop_back();
     const litehtml::element& element = *visit.element;
     const bool table = IsTableBox(element);
-    if (table && visit.tables_around >= max_table_depth) return visit.named_around;
+    if (table && visit.tables_around >= max_table_depth) {
+      // Every too-deep box is cut by the smallest depth: one more parse, not one per box.
+      shallowest = std::min(shallowest.value_or(visit.named_around), visit.named_around);
+      continue;  // what is under it goes with it
+    }
     const int tables = visit.tables_around + (table ? 1 : 0);
     const int named = visit.named_around + (IsNamed(element) ? 1 : 0);
     for (size_t i = element.get_children_count(); i > 0; --i) {
@@ -41,7 +46,7 @@ std::optional<int> DepthThatCutsDeepTables(const litehtml::element::ptr& root,
       if (child != nullptr) pending.push_back({std::move(child), tables, named});
     }
   }
-  return std::nullopt;
+  return shallowest;
 }
 
 litehtml::document::ptr ParseBounded(

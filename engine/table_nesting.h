@@ -3,9 +3,9 @@
 // BoundHtml flattens <table> tags nested past HtmlLimits::max_table_depth, but a stylesheet can
 // make any element a table (display: table-cell on nested <div>s, and litehtml wraps each in
 // anonymous table boxes), and litehtml's layout time grows geometrically with table nesting. After
-// styling, before layout, the engine walks the tree; when a table box is nested too deep it parses
-// the page again with max_depth lowered to the value this returns, which drops that table's
-// element (or the element its anonymous boxes wrap). Each retry lowers max_depth, so it ends.
+// styling, before layout, the engine walks the tree; when table boxes are nested too deep it
+// parses the page again with max_depth lowered to the value this returns, which drops their
+// elements (or the elements their anonymous boxes wrap). Each retry lowers max_depth, so it ends.
 #ifndef LETHE_ENGINE_TABLE_NESTING_H_
 #define LETHE_ENGINE_TABLE_NESTING_H_
 
@@ -21,8 +21,10 @@
 namespace lethe::internal {
 
 // Nothing when no box under `root` shown as table or inline-table has max_table_depth or more
-// such boxes around it; else the count of named (non-anonymous) elements around the first box
-// that does, which as a BoundHtml max_depth drops the element that made it. Iterative.
+// such boxes around it; else the fewest named (non-anonymous) elements around any box that does,
+// which as a BoundHtml max_depth drops the elements that made them all. Iterative.
+// (Named depth counts the <html>, <body> and <tbody> litehtml adds when the page omits them, so
+// a cut can fall short by those few levels: ParseBounded's next round lowers it further.)
 std::optional<int> DepthThatCutsDeepTables(const litehtml::element::ptr& root, int max_table_depth);
 
 // Cuts `html` to `limits` (BoundHtml) and parses it with `parse`, then again with max_depth
