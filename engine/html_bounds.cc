@@ -215,15 +215,13 @@ class Bounder {
 
   // Whether start tag `name` is dropped as part of a flattened table (counting the one it starts).
   bool Flattens(const std::string& name) {
-    if (flattening_ == 0) {
-      if (name != "table" || OpenTables() < limits_.max_table_depth) return false;
-      ++cuts_.flattened_table_count;
-    } else if (!OneOf(name, kTableParts)) {
-      return false;
-    } else if (name == "table") {
+    const bool table = name == "table";
+    if (flattening_ == 0 && !(table && OpenTables() >= limits_.max_table_depth)) return false;
+    if (!OneOf(name, kTableParts)) return false;
+    if (table) {
+      ++flattening_;
       ++cuts_.flattened_table_count;
     }
-    if (name == "table") ++flattening_;
     return true;
   }
 
