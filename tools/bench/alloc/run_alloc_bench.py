@@ -208,6 +208,22 @@ def add_replays(folder):
     return names
 
 
+def print_size_class_exit_rss(medians):
+    """Where glibc's exit RSS is the best, also prints Lethe's against the best size-class peer:
+    glibc's best fit over 16-byte spacing reuses a freed block for any smaller request, which no
+    size-class allocator does (the nearest figure to the exit-RSS target, issue 15)."""
+    lines = []
+    for (workload, figure), row in medians.items():
+        if figure != "exit_rss_kb" or min(row[n] for n, _ in PEERS) != row["glibc"]:
+            continue
+        best = min(SIZE_CLASS_PEERS, key=lambda n: row[n])
+        lines.append("  %-22s %.2fx %s (glibc %.2fx)" % (workload, row["lethe"] / row[best], best,
+                                                         row["lethe"] / row["glibc"]))
+    if lines:
+        print("Exit RSS where glibc is the best peer, Lethe against the best size-class peer:")
+        print("\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--workload", required=True)
@@ -270,6 +286,7 @@ def main():
             print("%-22s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
                   "".join("%11.1f" % row[n] for n in names) + "%8.2f  " % ratio +
                   verdict(ratio, TARGETS.get((workload, figure))) + "%6.0f%%" % (100 * spread))
+    print_size_class_exit_rss(medians)
     if args.syscalls:
         print("System calls per run (strace -f -c, one untimed run per allocator):")
         print("%-22s %-24s" % ("workload", "call") + "".join("%11s" % n for n in names))
