@@ -61,27 +61,26 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
 
 namespace {
 
-// Returns one region of `klass` (its page's entry read and of that class) to its run: checks it
-// is a region start and not already free, sets its bit, and moves the run between the bin's
-// list and the page heap as it stops being full or becomes empty. The caller counts regions_out.
-// Inline so that a batch of one class (BinFreeBatch) keeps the class's layout in registers.
+// Returns one region of the class of `facts` (its page's entry read and of that class) to its
+// run: checks it is a region start and not already free, sets its bit, and moves the run between
+// the bin's list and the page heap as it stops being full or becomes empty. The caller counts
+// regions_out.
 LETHE_ALWAYS_INLINE void FreeRegion(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page,
                                     uint32_t entry, void* pointer, uint64_t now_ns,
-                                    uint32_t klass) {
-  const SmallClass& layout = kSmallClasses[klass];
-  char* start = RunStart(chunk, page, entry);
-  long index = RegionIndex(start, pointer, klass);
+                                    const ClassFacts& facts) {
+  uint32_t run_page = page - MapCount(entry);
+  long index = RegionIndex(PageAddress(chunk, run_page), pointer, facts.check);
   if (index < 0) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
-  RunHeader* run = RunHeaderOf(start, klass);
+  RunHeader* run = RunHeaderOf(chunk, run_page, facts.header_offset);
   if (RegionFree(run, index)) lethe_fatal_pointer("free(): double free ", pointer, "");
   auto word = static_cast<uint32_t>(index / 64);
   run->bitmap()[word] |= uint64_t{1} << (index % 64);
   if (word < run->hint) run->hint = word;
   if (++run->free_count == 1) ListPush(bin, run);
-  if (run->free_count == layout.region_count) {
+  if (run->free_count == facts.check.region_count) {
     ListRemove(bin, run);
     --bin->run_count;
-    heap->FreeSmallRun(chunk, page - MapCount(entry), layout.run_pages, now_ns);
+    heap->FreeSmallRun(chunk, run_page, facts.run_pages, now_ns);
   }
 }
 
@@ -89,7 +88,8 @@ LETHE_ALWAYS_INLINE void FreeRegion(Bin* bin, PageHeap* heap, Chunk* chunk, uint
 
 void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
              void* pointer, uint64_t now_ns) {
-  FreeRegion(bin, heap, chunk, page, entry, pointer, now_ns, MapClass(entry));
+  uint32_t klass = MapClass(entry);
+  FreeRegion(bin, heap, chunk, page, entry, pointer, now_ns, FactsOf(klass));
   --bin->regions_out;
 }
 
@@ -97,12 +97,13 @@ uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* po
                       uint32_t count, uint64_t now_ns) {
   uint32_t of_class = 0;
   uint64_t stray_bytes = 0;
+  const ClassFacts facts = FactsOf(klass);
   for (uint32_t i = 0; i < count; ++i) {
     Chunk* chunk = ChunkOf(pointers[i]);
     uint32_t page = PageOf(chunk, pointers[i]);
     uint32_t entry = chunk->map[page];
     if (LETHE_LIKELY(MapKind(entry) == PageKind::kSmall && MapClass(entry) == klass)) {
-      FreeRegion(&bins[klass], heap, chunk, page, entry, pointers[i], now_ns, klass);
+      FreeRegion(&bins[klass], heap, chunk, page, entry, pointers[i], now_ns, facts);
       ++of_class;
       continue;
     }

@@ -182,9 +182,11 @@ static_assert(kMaxRunPages * kPageBytes <= (size_t{1} << 16) && kSmallMaxBytes <
               "offsets fit 32 bits and 2^32 / size exceeds every region count");
 // The region index of the byte at `offset` from its run's start, or a value >= the class's
 // region count when no region starts there.
-inline uint32_t RegionAt(uint32_t offset, size_t klass) {
-  const RegionCheck& check = kRegionChecks[klass];
+inline uint32_t RegionAt(uint32_t offset, const RegionCheck& check) {
   return std::rotr(offset * check.inverse, check.shift);
+}
+inline uint32_t RegionAt(uint32_t offset, size_t klass) {
+  return RegionAt(offset, kRegionChecks[klass]);
 }
 inline bool IsRegionStart(uint32_t offset, size_t klass) {
   return RegionAt(offset, klass) < kRegionChecks[klass].region_count;

@@ -47,9 +47,10 @@ uint32_t TransferPark(TransferCache* cache, uint32_t klass, void** pointers, uin
   uint32_t parked = cache->count[klass];
   uint32_t room = Capacity(klass) - parked;
   uint32_t left = 0;
+  const ClassFacts facts = FactsOf(klass);
   for (uint32_t i = 0; i < count; ++i) {
     void* pointer = pointers[i];
-    if (room == 0 || !IsRegionOut(pointer, klass)) {
+    if (room == 0 || !IsRegionOut(pointer, klass, facts)) {
       pointers[left++] = pointer;
       continue;
     }

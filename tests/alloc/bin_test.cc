@@ -102,6 +102,36 @@ TEST_F(BinTest, ABatchFreesItsClassAndSendsAStrayRegionToItsOwnBin) {
   EXPECT_EQ(heap_.active_pages(), 0u);
 }
 
+// Every class, both header layouts (in the chunk's node slots, or at the run's end): a batch
+// frees three runs' regions out of order, the odd ones first (every run stays, each with free
+// regions), then the rest (every run is empty and goes back to the page heap).
+TEST_F(BinTest, BatchesOfEveryClassEmptyTheirRunsAndOnlyThen) {
+  int in_chunk = 0, in_run = 0;
+  for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+    const SmallClass& layout = kSmallClasses[klass];
+    (layout.header_in_chunk() ? in_chunk : in_run) += 1;
+    std::vector<void*> regions(3 * layout.region_count);
+    auto count = static_cast<uint32_t>(regions.size());
+    ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, regions.data(), count), count) << klass;
+    std::vector<void*> odd, even;
+    for (uint32_t i = count; i-- > 0;) (i % 2 == 1 ? odd : even).push_back(regions[i]);
+    uint64_t bytes = BinFreeBatch(bins_, klass, &heap_, odd.data(),
+                                  static_cast<uint32_t>(odd.size()), 1);
+    EXPECT_EQ(bytes, odd.size() * layout.size_bytes) << klass;
+    BinValidate(bins_[klass], klass);
+    // A run stays while it holds an even-numbered region (regions are handed out in order).
+    uint64_t kept = 0;
+    for (uint32_t run = 0; run < 3; ++run) kept += layout.region_count > 1 || run % 2 == 0;
+    EXPECT_EQ(bins_[klass].run_count, kept) << klass;
+    BinFreeBatch(bins_, klass, &heap_, even.data(), static_cast<uint32_t>(even.size()), 1);
+    EXPECT_EQ(bins_[klass].regions_out, 0u) << klass;
+    EXPECT_EQ(bins_[klass].run_count, 0u) << klass;
+    EXPECT_EQ(heap_.active_pages(), 0u) << klass;
+  }
+  EXPECT_GT(in_chunk, 0);
+  EXPECT_GT(in_run, 0);
+}
+
 using BinDeathTest = BinTest;
 
 TEST_F(BinDeathTest, ABatchCatchesADoubleFreeAndAnInteriorPointer) {
