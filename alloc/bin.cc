@@ -38,6 +38,7 @@ RunHeader* NewRun(Bin* bin, uint32_t klass, PageHeap* heap) {
 
 uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint32_t count) {
   const SmallClass& layout = kSmallClasses[klass];
+  const size_t size = layout.size_bytes;  // a local: see ClassFacts
   uint32_t filled = 0;
   while (filled < count) {
     RunHeader* run = bin->nonfull;
@@ -45,13 +46,20 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
     char* start = RunStartOf(run, layout);
     uint64_t* bitmap = run->bitmap();
     uint32_t word = run->hint;
-    while (filled < count && run->free_count > 0) {
-      while (bitmap[word] == 0) ++word;
-      auto bit = static_cast<uint32_t>(__builtin_ctzll(bitmap[word]));
-      bitmap[word] &= bitmap[word] - 1;
-      out[filled++] = start + size_t{word * 64 + bit} * layout.size_bytes;
-      --run->free_count;
+    uint32_t take = count - filled < run->free_count ? count - filled : run->free_count;
+    // Each bitmap word is read and written once however many regions it gives: free_count > 0
+    // means a set bit at or past the hint, so the scan stays within the bitmap.
+    for (uint32_t left = take; left > 0;) {
+      uint64_t bits = bitmap[word];
+      while (bits == 0) bits = bitmap[++word];
+      char* base = start + size_t{word} * 64 * size;
+      do {
+        out[filled++] = base + static_cast<size_t>(__builtin_ctzll(bits)) * size;
+        bits &= bits - 1;
+      } while (--left > 0 && bits != 0);
+      bitmap[word] = bits;
     }
+    run->free_count = static_cast<uint16_t>(run->free_count - take);
     run->hint = word;
     if (run->free_count == 0) ListRemove(bin, run);
   }
