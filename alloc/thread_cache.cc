@@ -166,18 +166,20 @@ namespace {
 // Returns blocks[0, count) to the arenas that own them, each arena's lock taken once per 64 of its
 // blocks: each pass moves the first block's arena's blocks to the front of `blocks` (which it
 // reorders; only compares when, as usual, they all are the thread's own arena's) and frees them
-// with free_batch(arena, blocks, n).
+// with free_batch(arena, blocks, n). Blocks are told apart by their chunk's page heap (one per
+// arena): one load per block, where the arena (the heap's owner) would take two.
 template <typename FreeBatch>
 void FlushToOwners(void** blocks, uint32_t count, FreeBatch free_batch) {
   constexpr uint32_t kBatch = 64;
   while (count > 0) {
-    Arena* arena = ArenaOf(ChunkOf(blocks[0]));
+    const PageHeap* heap = ChunkOf(blocks[0])->heap;
     uint32_t owned = 1;
     for (uint32_t i = 1; i < count; ++i) {
-      if (ArenaOf(ChunkOf(blocks[i])) != arena) continue;
+      if (ChunkOf(blocks[i])->heap != heap) continue;
       if (i != owned) std::swap(blocks[i], blocks[owned]);
       ++owned;
     }
+    auto* arena = static_cast<Arena*>(heap->owner());
     for (uint32_t done = 0; done < owned; done += kBatch) {
       free_batch(arena, blocks + done, owned - done < kBatch ? owned - done : kBatch);
     }
