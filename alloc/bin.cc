@@ -76,7 +76,7 @@ namespace {
 LETHE_ALWAYS_INLINE void FreeRegion(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page,
                                     uint32_t entry, void* pointer, uint64_t now_ns,
                                     const ClassFacts& facts) {
-  uint32_t run_page = page - MapCount(entry);
+  uint32_t run_page = RunPage(page, entry);
   long index = RegionIndex(PageAddress(chunk, run_page), pointer, facts.check);
   if (index < 0) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
   RunHeader* run = RunHeaderOf(chunk, run_page, facts.header_offset);
@@ -96,8 +96,7 @@ LETHE_ALWAYS_INLINE void FreeRegion(Bin* bin, PageHeap* heap, Chunk* chunk, uint
 
 void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
              void* pointer, uint64_t now_ns) {
-  uint32_t klass = MapClass(entry);
-  FreeRegion(bin, heap, chunk, page, entry, pointer, now_ns, FactsOf(klass));
+  FreeRegion(bin, heap, chunk, page, entry, pointer, now_ns, FactsOf(MapClass(entry)));
   --bin->regions_out;
 }
 

@@ -45,20 +45,19 @@ struct Bin {
   uint64_t runs_created = 0;     // cumulative
 };
 
+// The first page of the small run that page `page` (whose entry is `entry`) belongs to.
+inline uint32_t RunPage(uint32_t page, uint32_t entry) { return page - MapCount(entry); }
 inline char* RunStart(Chunk* chunk, uint32_t page, uint32_t entry) {
-  return PageAddress(chunk, page - MapCount(entry));
+  return PageAddress(chunk, RunPage(page, entry));
 }
 // The header of the run that starts at page `run_page` of `chunk` (SmallClass::header_offset).
 inline RunHeader* RunHeaderOf(Chunk* chunk, uint32_t run_page, uint32_t header_offset) {
   if (header_offset == 0) return reinterpret_cast<RunHeader*>(&chunk->nodes[run_page]);
   return reinterpret_cast<RunHeader*>(PageAddress(chunk, run_page) + header_offset);
 }
-inline RunHeader* RunHeaderOf(char* run_start, const SmallClass& layout) {
-  Chunk* chunk = ChunkOf(run_start);
-  return RunHeaderOf(chunk, PageOf(chunk, run_start), layout.header_offset);
-}
 inline RunHeader* RunHeaderOf(char* run_start, uint32_t klass) {
-  return RunHeaderOf(run_start, kSmallClasses[klass]);
+  Chunk* chunk = ChunkOf(run_start);
+  return RunHeaderOf(chunk, PageOf(chunk, run_start), kSmallClasses[klass].header_offset);
 }
 // The first byte of the run whose header is `run` (the inverse of RunHeaderOf).
 inline char* RunStartOf(const RunHeader* run, const SmallClass& layout) {
@@ -103,7 +102,7 @@ inline bool IsRegionOut(const void* pointer, uint32_t klass, const ClassFacts& f
   uint32_t page = PageOf(chunk, pointer);
   uint32_t entry = chunk->map[page];
   if (MapKind(entry) != PageKind::kSmall || MapClass(entry) != klass) return false;
-  uint32_t run_page = page - MapCount(entry);
+  uint32_t run_page = RunPage(page, entry);
   long index = RegionIndex(PageAddress(chunk, run_page), pointer, facts.check);
   return index >= 0 && !RegionFree(RunHeaderOf(chunk, run_page, facts.header_offset), index);
 }
