@@ -179,7 +179,7 @@ void FlushToOwners(void** blocks, uint32_t count, FreeBatch free_batch) {
       if (i != owned) std::swap(blocks[i], blocks[owned]);
       ++owned;
     }
-    auto* arena = static_cast<Arena*>(heap->owner());
+    Arena* arena = ArenaOf(ChunkOf(blocks[0]));
     for (uint32_t done = 0; done < owned; done += kBatch) {
       free_batch(arena, blocks + done, owned - done < kBatch ? owned - done : kBatch);
     }
