@@ -2,7 +2,7 @@
 // it with LD_PRELOAD). Prints one line of "key=value" results. Driven by run_alloc_bench.py.
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
-//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding |
+//        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
 //        xthread small|surfaces|surfaces-written | pairs N | reallocs N |
 //        compile-trace OUT RAW... | replay TRACE
 //
@@ -37,6 +37,9 @@
 //           written), peak RSS, page faults per MiB allocated.
 //  rounding 3000 large blocks of 16 KiB-1 MiB (log-uniform), only the requested bytes written:
 //           RSS growth against the requested and the usable bytes (what class rounding costs).
+//  scatter mixed|mid  4000 live slots, 3*10^6 random replacements, each new block written at its
+//           first 64 bytes only. mixed: 16 B-32 KiB (log-uniform, as rptest); mid: 16-64 KiB.
+//           Reports time, peak RSS and page faults.
 //  xthread small|surfaces|surfaces-written  producer/consumer: one thread allocates blocks and
 //           passes them in batches of 256 to a second thread that frees them. small: 4*10^6
 //           blocks of 16 B-4 KiB (mostly <= 512 B); surfaces: 2*10^4 blocks of 16 KiB-4 MiB
@@ -523,6 +526,48 @@ const BigBufferShape* FindBigBufferShape(const char* name) {
   return nullptr;
 }
 
+// ---- scatter: random replacement over a large working set, blocks written at their start ----
+struct ScatterShape {
+  const char* name;
+  size_t low, high;
+};
+constexpr ScatterShape kScatterShapes[] = {
+    {"mixed", 16, 32 << 10},      // rptest-like: every class from 16 B to 32 KiB
+    {"mid", 16 << 10, 64 << 10},  // only the first large lengths: buffers of 16-64 KiB
+};
+
+// 4000 slots; each of 3*10^6 steps frees a random slot and fills it with a new block of a
+// log-uniform size, of which only the first 64 bytes are written (a header, a buffer with spare
+// capacity). What it shows: whether a freed block's written page is the next block's first page
+// again (size-class slots) or is left resident in the middle of another block.
+void RunScatter(const ScatterShape& shape) {
+  constexpr size_t kSlots = 4000;
+  constexpr long kSteps = 3000000;
+  Random random(41);
+  std::vector<void*> slots(kSlots, nullptr);
+  long faults = MinorFaults();
+  double start = NowMs();
+  for (long i = 0; i < kSteps; ++i) {
+    void*& slot = slots[random.Below(kSlots)];
+    std::free(slot);
+    size_t size = LogUniform(random, shape.low, shape.high);
+    slot = std::malloc(size);
+    if (slot == nullptr) std::abort();
+    Touch(slot, size < 64 ? size : 64, static_cast<unsigned char>(i));
+  }
+  double elapsed = NowMs() - start;
+  faults = MinorFaults() - faults;
+  for (void* slot : slots) std::free(slot);
+  std::printf("ms=%.1f peak_kb=%ld minflt=%ld\n", elapsed, PeakRssKb(), faults);
+}
+
+const ScatterShape* FindScatterShape(const char* name) {
+  for (const ScatterShape& shape : kScatterShapes) {
+    if (std::strcmp(shape.name, name) == 0) return &shape;
+  }
+  return nullptr;
+}
+
 // ---- rounding: what large size classes cost in RSS ---------------------------------------------
 void RunRounding() {
   constexpr size_t kBlocks = 3000;
@@ -691,6 +736,8 @@ int main(int argc, char** argv) {
     RunBigBuffers(*FindBigBufferShape(argv[2]));
   } else if (mode == "rounding") {
     RunRounding();
+  } else if (mode == "scatter" && argc > 2 && FindScatterShape(argv[2]) != nullptr) {
+    RunScatter(*FindScatterShape(argv[2]));
   } else if (mode == "xthread" && argc > 2 && FindCrossThreadShape(argv[2]) != nullptr) {
     RunCrossThread(*FindCrossThreadShape(argv[2]));
   } else if (mode == "compile-trace" && argc > 3) {
@@ -706,7 +753,7 @@ int main(int argc, char** argv) {
     std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved |"
-                 " rounding |"
+                 " rounding | scatter mixed|mid |"
                  " xthread small|surfaces|surfaces-written | pairs N | reallocs N | compile-trace "
                  "OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);

@@ -7,8 +7,9 @@ prints the median of each figure and its ratio to the best of the four peers.
 usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/liblethe-malloc.so
                           [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
-                                             bigbuf_interleaved,rounding,xthread,python_exit,
-                                             xthread_surfaces,xthread_surfaces_written]
+                                             bigbuf_interleaved,scatter_mixed,scatter_mid,rounding,
+                                             xthread,python_exit,xthread_surfaces,
+                                             xthread_surfaces_written]
                           [--raw FILE.json] [--syscalls] [--traces DIR]
 
 --traces DIR adds one workload per DIR/NAME.trace (record_traces.sh records and compiles them):
@@ -72,6 +73,10 @@ WORKLOADS = {
                                       ("faults_per_mib", "faults/MiB", True)]),
     "bigbuf_interleaved": (["bigbuf", "interleaved"], [("ms", "ms", True), ("peak_kb", "KiB", True),
                                             ("faults_per_mib", "faults/MiB", True)]),
+    "scatter_mixed": (["scatter", "mixed"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                            ("minflt", "faults", True)]),
+    "scatter_mid": (["scatter", "mid"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                        ("minflt", "faults", True)]),
     "rounding": (["rounding"], [("rss_over_requested_pct", "%", True),
                                 ("usable_over_requested_pct", "%", True)]),
     "xthread": (["xthread", "small"], [("mops", "Mops/s", False), ("minflt", "faults", True)]),
