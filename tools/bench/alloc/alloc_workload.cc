@@ -3,6 +3,7 @@
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
+//        bursts |
 //        xthread small|surfaces|surfaces-written | pairs N | reallocs N |
 //        compile-trace OUT RAW... | replay TRACE
 //
@@ -40,6 +41,8 @@
 //  scatter mixed|mid  4000 live slots, 3*10^6 random replacements, each new block written at its
 //           first 64 bytes only. mixed: 16 B-32 KiB (log-uniform, as rptest); mid: 16-64 KiB.
 //           Reports time, peak RSS and page faults.
+//  bursts   2000 rounds of 1000 blocks of one or two classes (1-1064 B) allocated, then all freed,
+//           in one of two orders (sh6bench-like). Reports time, peak RSS and page faults.
 //  xthread small|surfaces|surfaces-written  producer/consumer: one thread allocates blocks and
 //           passes them in batches of 256 to a second thread that frees them. small: 4*10^6
 //           blocks of 16 B-4 KiB (mostly <= 512 B); surfaces: 2*10^4 blocks of 16 KiB-4 MiB
@@ -568,6 +571,36 @@ const ScatterShape* FindScatterShape(const char* name) {
   return nullptr;
 }
 
+// ---- bursts: many blocks of a few classes allocated together, then all freed -----------------
+// 2000 rounds; a round allocates 1000 blocks of base + (i % 64) bytes (base 1-1000 B, new each
+// round: one or two classes), writes 8 bytes of each, then frees them all: even rounds every other
+// block first and then the rest, odd rounds newest first (sh6bench's shape). A burst is larger
+// than any thread-cache bin: what it costs is the round trips between the cache and the runs.
+void RunBursts() {
+  constexpr int kRounds = 2000;
+  constexpr int kBlocks = 1000;
+  Random random(43);
+  std::vector<void*> blocks(kBlocks);
+  long faults = MinorFaults();
+  double start = NowMs();
+  for (int round = 0; round < kRounds; ++round) {
+    size_t base = random.Between(1, 1000);
+    for (int i = 0; i < kBlocks; ++i) {
+      blocks[i] = std::malloc(base + static_cast<size_t>(i % 64));
+      if (blocks[i] == nullptr) std::abort();
+      Touch(blocks[i], 8, static_cast<unsigned char>(i));
+    }
+    if (round % 2 == 0) {
+      for (int i = 0; i < kBlocks; i += 2) std::free(blocks[i]);
+      for (int i = 1; i < kBlocks; i += 2) std::free(blocks[i]);
+    } else {
+      for (int i = kBlocks - 1; i >= 0; --i) std::free(blocks[i]);
+    }
+  }
+  double elapsed = NowMs() - start;
+  std::printf("ms=%.1f peak_kb=%ld minflt=%ld\n", elapsed, PeakRssKb(), MinorFaults() - faults);
+}
+
 // ---- rounding: what large size classes cost in RSS ---------------------------------------------
 void RunRounding() {
   constexpr size_t kBlocks = 3000;
@@ -736,6 +769,8 @@ int main(int argc, char** argv) {
     RunBigBuffers(*FindBigBufferShape(argv[2]));
   } else if (mode == "rounding") {
     RunRounding();
+  } else if (mode == "bursts") {
+    RunBursts();
   } else if (mode == "scatter" && argc > 2 && FindScatterShape(argv[2]) != nullptr) {
     RunScatter(*FindScatterShape(argv[2]));
   } else if (mode == "xthread" && argc > 2 && FindCrossThreadShape(argv[2]) != nullptr) {
@@ -753,7 +788,7 @@ int main(int argc, char** argv) {
     std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved |"
-                 " rounding | scatter mixed|mid |"
+                 " rounding | scatter mixed|mid | bursts |"
                  " xthread small|surfaces|surfaces-written | pairs N | reallocs N | compile-trace "
                  "OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);

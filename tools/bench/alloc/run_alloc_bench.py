@@ -7,8 +7,8 @@ prints the median of each figure and its ratio to the best of the four peers.
 usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/liblethe-malloc.so
                           [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
-                                             bigbuf_interleaved,scatter_mixed,scatter_mid,rounding,
-                                             xthread,python_exit,xthread_surfaces,
+                                             bigbuf_interleaved,scatter_mixed,scatter_mid,bursts,
+                                             rounding,xthread,python_exit,xthread_surfaces,
                                              xthread_surfaces_written]
                           [--raw FILE.json] [--syscalls] [--traces DIR]
 
@@ -77,6 +77,7 @@ WORKLOADS = {
                                             ("minflt", "faults", True)]),
     "scatter_mid": (["scatter", "mid"], [("ms", "ms", True), ("peak_kb", "KiB", True),
                                         ("minflt", "faults", True)]),
+    "bursts": (["bursts"], [("ms", "ms", True), ("peak_kb", "KiB", True), ("minflt", "faults", True)]),
     "rounding": (["rounding"], [("rss_over_requested_pct", "%", True),
                                 ("usable_over_requested_pct", "%", True)]),
     "xthread": (["xthread", "small"], [("mops", "Mops/s", False), ("minflt", "faults", True)]),
