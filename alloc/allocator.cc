@@ -252,10 +252,7 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
     // Only the thread's own arena's runs: another arena's (a caller arena's, or another
     // thread's, which FreeToArena sends back without a lock) would fill the cache of a thread
     // that may never ask for them, and flush one at a time.
-    int saved_errno = errno;
-    bool cached = ThreadCachePutLarge(cache, pointer, MapCount(entry));
-    errno = saved_errno;
-    if (cached) return;
+    if (ThreadCachePutLarge(cache, pointer, MapCount(entry))) return;
   }
   FreeToArena(pointer, chunk, page, entry, true);
 }

@@ -1,6 +1,7 @@
 // Thread caches (see thread_cache.h).
 #include "thread_cache.h"
 
+#include <errno.h>
 #include <pthread.h>
 
 #include <atomic>
@@ -232,19 +233,20 @@ void FlushLargeBin(ThreadCache* cache, uint32_t index, uint32_t count) {
 
 }  // namespace
 
-bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages) {
+bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) noexcept {
+  int saved_errno = errno;  // the flush and the GC step may purge
   uint32_t index = pages - kLargeCacheMinPages;
   LargeCacheBin& bin = cache->large[index];
-  for (uint32_t i = 0; i < bin.count; ++i) {
-    if (bin.slots[i] == pointer) lethe_fatal_pointer("free(): invalid pointer ", pointer, " (double free)");
-  }
-  size_t bytes = size_t{pages} << kLgPageBytes;
   if (bin.count == kLargeCacheSlots) FlushLargeBin(cache, index, 1);
-  if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return false;
-  bin.slots[bin.count++] = pointer;
-  cache->large_bytes += bytes;
-  ThreadCacheChargeFrees(cache, 1);
-  return true;
+  size_t bytes = size_t{pages} << kLgPageBytes;
+  bool cached = cache->large_bytes + bytes <= kLargeCacheMaxBytes;
+  if (cached) {
+    bin.slots[bin.count++] = pointer;
+    cache->large_bytes += bytes;
+    ThreadCacheChargeFrees(cache, 1);
+  }
+  errno = saved_errno;
+  return cached;
 }
 
 void ThreadCacheFlushAll(ThreadCache* cache) {

@@ -47,6 +47,7 @@
 #include "chunk.h"
 #include "compiler.h"
 #include "lethe/alloc.h"
+#include "lethe/check.h"
 #include "size_classes.h"
 
 #ifndef LETHE_LARGE_CACHE_KB
@@ -189,9 +190,28 @@ inline void* ThreadCacheTakeLarge(ThreadCache* cache, uint32_t pages) {
   ++cache->allocation_count;  // not the countdown: malloc's fast path must not call from here
   return block;
 }
+// ThreadCachePutLarge's slow end, when the bin is full or the GC step is due: keeps errno.
+bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) noexcept;
 // Parks the large run `pointer` of `pages` pages (in the cached range); false when the byte budget
-// says it must go to its arena. Aborts on a block already parked here (double free).
-bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages);
+// says it must go to its arena. Aborts on a block already parked here (double free). Its common
+// path makes no system call, so free need not keep errno around it.
+inline bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages) {
+  LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
+  for (uint32_t i = 0; i < bin.count; ++i) {
+    if (bin.slots[i] == pointer) {
+      lethe_fatal_pointer("free(): invalid pointer ", pointer, " (double free)");
+    }
+  }
+  if (LETHE_UNLIKELY(bin.count == kLargeCacheSlots || cache->free_credit + 1 >= kGcEvents)) {
+    return ThreadCachePutLargeSlow(cache, pointer, pages);
+  }
+  size_t bytes = size_t{pages} << kLgPageBytes;
+  if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return false;
+  bin.slots[bin.count++] = pointer;
+  cache->large_bytes += bytes;
+  ++cache->free_credit;  // ThreadCacheChargeFrees(cache, 1) without its step: not due
+  return true;
+}
 
 // ThreadCacheGcAfter(cache, true), then `block`: lets malloc's fast path end in a tail call.
 void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept;
