@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -164,6 +165,35 @@ TEST(ThreadCache, LargeBinsStayWithinTheirSlotsAndByteBudget) {
   EXPECT_GT(parked, 0u);
   EXPECT_LE(parked, kLargeCacheMaxBytes);
   ValidateHeap();
+  lethe_purge();
+  EXPECT_EQ(cache->large_bytes, 0u);
+}
+
+// A large free into the cache keeps errno on its slow ends too: a full bin's flush (which returns
+// the oldest run to its arena, and may purge) and the free-paced GC step.
+TEST(ThreadCache, LargeFreesKeepErrnoWhenTheirBinFlushesAndWhenTheGcStepRuns) {
+  lethe_purge();
+  std::vector<void*> blocks;
+  for (uint32_t i = 0; i <= kLargeCacheSlots; ++i) blocks.push_back(lethe_malloc(20 * 1024));
+  ThreadCache* cache = t_cache;
+  ASSERT_NE(cache, nullptr);
+  const uint64_t flushed = cache->flushed_count;
+  for (void* block : blocks) {
+    errno = 4242;
+    lethe_free(block);
+    ASSERT_EQ(errno, 4242);
+  }
+  EXPECT_EQ(cache->flushed_count, flushed + 1) << "the last free flushed the bin's oldest run";
+  EXPECT_EQ(cache->large[5 - kLargeCacheMinPages].count, kLargeCacheSlots);
+
+  const uint32_t gc_bin = cache->gc_next_bin;
+  for (uint32_t i = 0; i < kGcEvents; ++i) {
+    void* block = lethe_malloc(24 * 1024);  // 6 pages: taken back from its bin after the first
+    errno = 4242;
+    lethe_free(block);
+    ASSERT_EQ(errno, 4242) << "free " << i;
+  }
+  EXPECT_NE(cache->gc_next_bin, gc_bin) << "the frees' credit ran a GC step";
   lethe_purge();
   EXPECT_EQ(cache->large_bytes, 0u);
 }
