@@ -60,7 +60,7 @@
 //     (lethe-alloc-workload scatter mid: 4000 of 16-64 KiB), the freed and requested counts of
 //     a length drift by hundreds, and at 16 the excess was coalesced, so the next request split
 //     a dirty run at another offset or faulted clean pages in: 114,000 faults and 1,074 ms,
-//     17,200 and 784 ms at 128 (tcmalloc 5,000 and 305 ms); peak RSS 26.8 -> 23.2 MB.
+//     17,200 and 829 ms at 128 (tcmalloc 5,000 and 326 ms); peak RSS 26.8 -> 23.2 MB.
 //  9. Purging without the lock (the purger, for automatic arenas): the oldest dirty runs are
 //     taken out of the lists under the arena's lock and marked purging (a large head with
 //     kMapPurging: not live, not free, so no allocation takes them, no free coalesces into them
