@@ -52,7 +52,7 @@ void lethe_decay_tick(uint64_t now_ns) LETHE_NOEXCEPT;
 /* ---- statistics -------------------------------------------------------------------------- */
 /* What one thread's cache of the bundled allocator may hold at most (blocks freed by that thread
  * and kept for its next allocations), in bytes. */
-#define LETHE_THREAD_CACHE_MAX_BYTES (4352u * 1024u)
+#define LETHE_THREAD_CACHE_MAX_BYTES (4864u * 1024u)
 
 typedef struct lethe_stats_t {
   uint64_t allocated_bytes; /* sum of usable sizes of live blocks */
