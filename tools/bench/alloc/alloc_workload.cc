@@ -522,8 +522,10 @@ void RunBigBuffers(const BigBufferShape& shape) {
               elapsed / (mib / 1024), PeakRssKb(), faults, static_cast<double>(faults) / mib);
 }
 
-const BigBufferShape* FindBigBufferShape(const char* name) {
-  for (const BigBufferShape& shape : kBigBufferShapes) {
+// The entry of `shapes` named `name`, or nullptr (a mode's SHAPE argument).
+template <typename Shape, size_t N>
+const Shape* FindShape(const Shape (&shapes)[N], const char* name) {
+  for (const Shape& shape : shapes) {
     if (std::strcmp(shape.name, name) == 0) return &shape;
   }
   return nullptr;
@@ -562,13 +564,6 @@ void RunScatter(const ScatterShape& shape) {
   faults = MinorFaults() - faults;
   for (void* slot : slots) std::free(slot);
   std::printf("ms=%.1f peak_kb=%ld minflt=%ld\n", elapsed, PeakRssKb(), faults);
-}
-
-const ScatterShape* FindScatterShape(const char* name) {
-  for (const ScatterShape& shape : kScatterShapes) {
-    if (std::strcmp(shape.name, name) == 0) return &shape;
-  }
-  return nullptr;
 }
 
 // ---- bursts: many blocks of a few classes allocated together, then all freed -----------------
@@ -765,14 +760,14 @@ int main(int argc, char** argv) {
     RunReallocs(std::atol(argv[2]));
   } else if (mode == "pairs" && argc > 2 && std::atol(argv[2]) > 0) {
     RunPairs(std::atol(argv[2]));
-  } else if (mode == "bigbuf" && argc > 2 && FindBigBufferShape(argv[2]) != nullptr) {
-    RunBigBuffers(*FindBigBufferShape(argv[2]));
+  } else if (mode == "bigbuf" && argc > 2 && FindShape(kBigBufferShapes, argv[2]) != nullptr) {
+    RunBigBuffers(*FindShape(kBigBufferShapes, argv[2]));
   } else if (mode == "rounding") {
     RunRounding();
   } else if (mode == "bursts") {
     RunBursts();
-  } else if (mode == "scatter" && argc > 2 && FindScatterShape(argv[2]) != nullptr) {
-    RunScatter(*FindScatterShape(argv[2]));
+  } else if (mode == "scatter" && argc > 2 && FindShape(kScatterShapes, argv[2]) != nullptr) {
+    RunScatter(*FindShape(kScatterShapes, argv[2]));
   } else if (mode == "xthread" && argc > 2 && FindCrossThreadShape(argv[2]) != nullptr) {
     RunCrossThread(*FindCrossThreadShape(argv[2]));
   } else if (mode == "compile-trace" && argc > 3) {
