@@ -568,7 +568,7 @@ void RunScatter(const ScatterShape& shape) {
 
 // ---- bursts: many blocks of a few classes allocated together, then all freed -----------------
 // 2000 rounds; a round allocates 1000 blocks of base + (i % 64) bytes (base 1-1000 B, new each
-// round: one or two classes), writes 8 bytes of each, then frees them all: even rounds every other
+// round: one or two classes), writes its first 8 bytes (or fewer), then frees them all: even rounds every other
 // block first and then the rest, odd rounds newest first (sh6bench's shape). A burst is larger
 // than any thread-cache bin: what it costs is the round trips between the cache and the runs.
 void RunBursts() {
@@ -581,9 +581,10 @@ void RunBursts() {
   for (int round = 0; round < kRounds; ++round) {
     size_t base = random.Between(1, 1000);
     for (int i = 0; i < kBlocks; ++i) {
-      blocks[i] = std::malloc(base + static_cast<size_t>(i % 64));
+      size_t size = base + static_cast<size_t>(i % 64);
+      blocks[i] = std::malloc(size);
       if (blocks[i] == nullptr) std::abort();
-      Touch(blocks[i], 8, static_cast<unsigned char>(i));
+      Touch(blocks[i], size < 8 ? size : 8, static_cast<unsigned char>(i));
     }
     if (round % 2 == 0) {
       for (int i = 0; i < kBlocks; i += 2) std::free(blocks[i]);
