@@ -318,13 +318,14 @@ bool Warm() { return g_warmup_quarters.load(std::memory_order_relaxed) >= 4 * kH
 // nothing from keeping them (kHugeWarmupBlocks).
 uint64_t WarmGrace(uint64_t grace_ns) { return Warm() ? grace_ns : 0; }
 
-// Whether `pages` being freed stay dirty (kHugeWarmupBlocks).
+// Whether `pages` being freed stay dirty: past the warm-up (kHugeWarmupBlocks), or while the
+// dirty pages with them would not outnumber the pages of the blocks still live; a block over
+// kHugeRegionKeepMaxBytes only in the second case.
 bool KeepFreedPagesLocked(uint32_t pages) {
-  if (MaxDirtyPages() == 0 || (size_t{pages} << kLgPageBytes) > kHugeRegionKeepMaxBytes) {
-    return false;
-  }
-  return Warm() ||
-         g_dirty_pages + pages <= g_live_pages - pages;
+  if (MaxDirtyPages() == 0) return false;
+  const bool under_live = g_dirty_pages + pages <= g_live_pages - pages;
+  if ((size_t{pages} << kLgPageBytes) > kHugeRegionKeepMaxBytes) return under_live;
+  return Warm() || under_live;
 }
 
 // Under the lock: records a freed block's pages as a free span of `state`.

@@ -38,14 +38,13 @@ inline constexpr size_t kHugeRegionBytes = size_t{64} << 20;
 inline constexpr uint32_t kHugeRegionPages = kHugeRegionBytes >> kLgPageBytes;
 // Larger blocks get a mapping of their own (huge.cc): a region holds at least two.
 inline constexpr size_t kHugeRegionMaxBlockBytes = kHugeRegionBytes / 2;
-// Freed blocks (or shrunk tails) larger than this are purged at once instead of kept dirty, as
-// jemalloc's oversize threshold does (8 MiB there). Why: ImageMagick converting 40 images (its
-// replay, record_traces.sh) frees 16-32 MiB pixel buffers and exited with 58 MB resident against
-// 33 MB when they are purged (jemalloc 21, glibc 41), its peak 96 MB against 77 (glibc 78). Kept,
-// they made a buffer grown by doubling to 32 MiB and freed again and again (lethe-alloc-workload
-// realloc, doubling) 20x faster (0.2 s against 4.1; tcmalloc, which never purges, 0.1): a
-// synthetic loop, against a real program's footprint. Cut from regions all the same, such blocks
-// grow in place and leave their neighbours' dirty spans in place.
+// Freed blocks (or shrunk tails) larger than this stay dirty only while the dirty pages with
+// them do not outnumber the pages of the blocks still live, and are purged at once otherwise.
+// Why: a program that frees its last 16-32 MiB buffer has no use for its pages (ImageMagick's
+// replay exited with 57 MB resident against 31 MB purged; jemalloc purges over 8 MiB always),
+// but one with many such buffers live replaces them, and the freed one is the next one's pages
+// (bigbuf large: 5.6x the faults when purged; tools/bench/alloc/README.md). Cut from regions
+// all the same, such blocks grow in place and leave their neighbours' dirty spans in place.
 inline constexpr size_t kHugeRegionKeepMaxBytes = size_t{16} << 20;
 // A large block that a realloc has to move (it outgrew its run and the pages after it) goes to a
 // region from this length on, rather than to another run: a buffer that grows once grows again,
@@ -80,7 +79,8 @@ void* HugeRegionTake(size_t bytes, size_t* reused_bytes);
 // Frees a block that HugeRegionTake returned (`bytes`: its current length); its pages stay dirty
 // for reuse within LETHE_OPTIONS=huge_cache_kb (past it the oldest are purged, once they have
 // been dirty for the excess grace, decay.h), or are purged at once before the warm-up
-// (kHugeWarmupBlocks) or when the block is over kHugeRegionKeepMaxBytes.
+// (kHugeWarmupBlocks) or, for a block over kHugeRegionKeepMaxBytes, when the dirty pages would
+// outnumber the live ones.
 void HugeRegionPut(void* block, size_t bytes);
 // The length of the live region block that starts at `block`, or 0 when no live block starts
 // there. Takes no lock: for the owner of a block (realloc's and malloc_usable_size's fast path);

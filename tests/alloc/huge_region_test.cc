@@ -228,6 +228,28 @@ TEST_F(HugeRegion, ABlockOverTheKeepBoundIsCutFromARegionButPurgedWhenFreed) {
   lethe_free(live);
 }
 
+// ...unless more pages are live than would be dirty with it: with big buffers live and replaced
+// (bigbuf large), a freed one is the next one's pages, and no page of it faults in again.
+TEST_F(HugeRegion, ABlockOverTheKeepBoundStaysDirtyWhileTheLiveBlocksOutnumberTheDirtyPages) {
+  constexpr size_t kBytes = kHugeRegionKeepMaxBytes + 2 * kMiB;
+  static_assert(2 * kBytes <= kHugeRegionBytes && kBytes <= kHugeRegionMaxBlockBytes);
+  unsigned char* first = FilledBlock(kBytes, 1);
+  unsigned char* second = FilledBlock(kBytes, 2);
+  ASSERT_TRUE(HugeRegionContains(first) && HugeRegionContains(second));
+  lethe_free(first);  // kBytes dirty against kBytes live: kept
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, kBytes);
+  long faults = MinorFaults();
+  unsigned char* again = FilledBlock(kBytes, 3);
+  EXPECT_EQ(again, first);
+  EXPECT_LT(MinorFaults() - faults, 16);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
+  // The last one freed, with nothing else live, is purged at once.
+  lethe_free(again);   // kBytes dirty against kBytes live: kept
+  lethe_free(second);  // 2 * kBytes dirty against none live: purged
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, kBytes);
+  EXPECT_EQ(ResidentPages(second, kBytes), 0u);
+}
+
 TEST_F(HugeRegion, APurgeKeepsARegionWithALiveBlockAndReturnsTheRest) {
   unsigned char* live = FilledBlock(2 * kMiB, 1);
   unsigned char* freed = FilledBlock(3 * kMiB, 2);

@@ -32,10 +32,11 @@
 //           started again; 3*10^6 appends. exact: realloc to exactly the new length at every
 //           append; doubling: capacity doubled when full. Reports time, peak RSS, page faults, and
 //           the reallocs that moved a buffer with the bytes they copied.
-//  bigbuf reuse|mixed|interleaved  decoded-image-like buffers, allocated, written in full and
-//           freed, 400 of them. reuse: 4 MiB, one live at a time; mixed: 1-16 MiB (log-uniform),
-//           up to 4 live; interleaved: 1-16 MiB, up to 16 live. Reports time (and per GiB
-//           written), peak RSS, page faults per MiB allocated.
+//  bigbuf reuse|mixed|interleaved|large  decoded-image-like buffers, allocated, written in full
+//           and freed, 400 of them. reuse: 4 MiB, one live at a time; mixed: 1-16 MiB
+//           (log-uniform), up to 4 live; interleaved: 1-16 MiB, up to 16 live; large: 5-25 MiB,
+//           up to 20 live (mimalloc-bench's malloc-large is of this kind). Reports time (and per
+//           GiB written), peak RSS, page faults per MiB allocated.
 //  rounding 3000 large blocks of 16 KiB-1 MiB (log-uniform), only the requested bytes written:
 //           RSS growth against the requested and the usable bytes (what class rounding costs).
 //  scatter mixed|mid  4000 live slots, 3*10^6 random replacements, each new block written at its
@@ -493,6 +494,7 @@ constexpr BigBufferShape kBigBufferShapes[] = {
     {"reuse", 400, 1, 4 << 20, 4 << 20},        // one decoded image at a time, one size
     {"mixed", 400, 4, 1 << 20, 16 << 20},       // a few live, sizes 1-16 MiB
     {"interleaved", 400, 16, 1 << 20, 16 << 20},  // a screenful of images live
+    {"large", 400, 20, 5 << 20, 25 << 20},  // many big buffers live, some past 16 MiB
 };
 
 void RunBigBuffers(const BigBufferShape& shape) {
@@ -783,7 +785,7 @@ int main(int argc, char** argv) {
     const bool help = mode == "--help" || mode == "-h";
     std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
-                 " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved |"
+                 " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved|large |"
                  " rounding | scatter mixed|mid | bursts |"
                  " xthread small|surfaces|surfaces-written | pairs N | reallocs N | compile-trace "
                  "OUT RAW... | replay TRACE\n",

@@ -7,7 +7,7 @@ prints the median of each figure and its ratio to the best of the four peers.
 usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/liblethe-malloc.so
                           [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
-                                             bigbuf_interleaved,scatter_mixed,scatter_mid,bursts,
+                                             bigbuf_interleaved,bigbuf_large,scatter_mixed,scatter_mid,bursts,
                                              rounding,xthread,python_exit,xthread_surfaces,
                                              xthread_surfaces_written]
                           [--raw FILE.json] [--syscalls] [--traces DIR]
@@ -73,6 +73,8 @@ WORKLOADS = {
                                       ("faults_per_mib", "faults/MiB", True)]),
     "bigbuf_interleaved": (["bigbuf", "interleaved"], [("ms", "ms", True), ("peak_kb", "KiB", True),
                                             ("faults_per_mib", "faults/MiB", True)]),
+    "bigbuf_large": (["bigbuf", "large"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                                          ("faults_per_mib", "faults/MiB", True)]),
     "scatter_mixed": (["scatter", "mixed"], [("ms", "ms", True), ("peak_kb", "KiB", True),
                                             ("minflt", "faults", True)]),
     "scatter_mid": (["scatter", "mid"], [("ms", "ms", True), ("peak_kb", "KiB", True),
