@@ -201,12 +201,22 @@ void* AllocateAligned(size_t alignment, size_t size) {
 }
 
 void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexcept {
-  if (!HasCache(cache)) {
-    Chunk* chunk = ChunkOf(pointer);
-    uint32_t page = PageOf(chunk, pointer);
-    return FreeSlow(pointer, chunk, page, chunk->map[page]);
-  }
   int saved_errno = errno;
+  if (!HasCache(cache)) {
+    // A thread that only frees gets its cache here (thread_cache.h): without one, each of its
+    // frees took the owner arena's lock.
+    cache = ThreadCacheGet();
+    if (cache == nullptr) {
+      errno = saved_errno;
+      return FreeInChunkSlow(pointer);
+    }
+    CacheBin& fresh = cache->bins[klass];
+    if (fresh.count < fresh.capacity) {
+      fresh.slots[fresh.count++] = pointer;
+      errno = saved_errno;
+      return;
+    }
+  }
   CacheBin& bin = cache->bins[klass];
   // A pending purge empties every bin (this one too); otherwise grow or flush this one.
   bool made_room = !ThreadCacheFlushAfterPurge(cache);

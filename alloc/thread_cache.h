@@ -3,6 +3,8 @@
 //
 // Who calls it: the owning thread only (allocator.cc), except the statistics, which read the
 // counters of every registered cache racily (relaxed atomic loads of words the owner writes).
+// A thread's cache is made at its first malloc, or at its first free of a small region: a
+// thread that only frees blocks other threads allocate (a consumer) batches them like any other.
 //
 // Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class
 // (cache_capacity.h; at most 3,626 KiB per thread when every small bin is full). A bin starts at

@@ -63,6 +63,49 @@ TEST(ThreadCache, BlocksFreedByAnotherThreadReturnToTheirOwnerArena) {
   ValidateHeap();
 }
 
+// A thread that never calls malloc (a consumer of another thread's blocks) gets its cache at its
+// first free: its frees stay in it, and no region goes back to the owner arena (under its lock)
+// until the thread flushes.
+TEST(ThreadCache, AThreadThatOnlyFreesGetsACacheAtItsFirstFree) {
+  lethe_purge();
+  constexpr uint32_t kCount = 32;  // within the bin's ceiling: it grows, and never flushes
+  std::vector<void*> blocks;
+  for (uint32_t i = 0; i < kCount; ++i) blocks.push_back(lethe_malloc(512));
+  Arena* owner = ArenaOf(ChunkOf(blocks[0]));
+  const auto klass = static_cast<uint32_t>(SmallClassOf(512));
+  ASSERT_GE(CacheMaxCapacity(static_cast<uint32_t>(kSmallSizes[klass])), kCount);
+  const uint64_t before = RegionsOut(owner, klass);
+  std::thread consumer([&] {
+    ASSERT_FALSE(HasCache(t_cache));
+    for (void* block : blocks) lethe_free(block);
+    ASSERT_TRUE(HasCache(t_cache));
+    EXPECT_EQ(t_cache->bins[klass].count, kCount);
+    EXPECT_EQ(RegionsOut(owner, klass), before) << "no free reached the arena";
+  });
+  consumer.join();
+  EXPECT_EQ(RegionsOut(owner, klass), before - kCount) << "the consumer's exit flushed them";
+  ValidateHeap();
+}
+
+// ...but not a thread bound to a caller arena, whose frees go to the blocks' arenas at once.
+TEST(ThreadCache, AThreadBoundToACallerArenaGetsNoCacheFromAFree) {
+  void* block = lethe_malloc(512);
+  Arena* owner = ArenaOf(ChunkOf(block));
+  const auto klass = static_cast<uint32_t>(SmallClassOf(512));
+  const uint64_t before = RegionsOut(owner, klass);
+  lethe_arena_t arena = lethe_arena_create();
+  ASSERT_NE(arena, LETHE_ARENA_NONE);
+  std::thread bound([&] {
+    ASSERT_EQ(lethe_arena_bind(arena, nullptr), 0);
+    lethe_free(block);
+    EXPECT_FALSE(HasCache(t_cache));
+    EXPECT_EQ(RegionsOut(owner, klass), before - 1);
+    EXPECT_EQ(lethe_arena_bind(LETHE_ARENA_NONE, nullptr), 0);
+  });
+  bound.join();
+  EXPECT_EQ(lethe_arena_destroy(arena, nullptr), 0);
+}
+
 TEST(ThreadCache, ThreadExitFlushesItsCache) {
   lethe_purge();
   lethe_stats_t before;

@@ -44,9 +44,11 @@
 //           Reports time, peak RSS and page faults.
 //  bursts   2000 rounds of 1000 blocks of one or two classes (1-1064 B) allocated, then all freed,
 //           in one of two orders (sh6bench-like). Reports time, peak RSS and page faults.
-//  xthread small|surfaces|surfaces-written  producer/consumer: one thread allocates blocks and
-//           passes them in batches of 256 to a second thread that frees them. small: 4*10^6
-//           blocks of 16 B-4 KiB (mostly <= 512 B); surfaces: 2*10^4 blocks of 16 KiB-4 MiB
+//  xthread small|small-4x4|surfaces|surfaces-written  producer/consumer: one thread allocates
+//           blocks and passes them in batches of 256 to a second thread that frees them and
+//           never allocates. small: 4*10^6 blocks of 16 B-4 KiB (mostly <= 512 B); small-4x4:
+//           the same blocks from four such pairs at once (8 threads; xmalloc-test's shape);
+//           surfaces: 2*10^4 blocks of 16 KiB-4 MiB
 //           (log-uniform, first and last byte written), as decoded images go from decode threads
 //           to the main thread; surfaces-written: the same blocks written in full, as a decoder
 //           writes its pixels (every page of a block that is not resident faults).
@@ -78,6 +80,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -627,30 +630,38 @@ void RunRounding() {
   for (void* block : blocks) std::free(block);
 }
 
-// ---- cross-thread frees: one producer, one consumer --------------------------------------------
-// The producer hands its blocks over in batches of kBatch (a decode thread handing surfaces to
-// the main thread, many per wake-up) through a ring of kQueued slots; a side that finds its slot
-// not ready yields the CPU. The hand-over makes no system call of its own, so the futex calls
-// strace counts in a run are the allocator's.
-enum class CrossThreadShape { kSmall, kSurfaces, kSurfacesWritten };
+// ---- cross-thread frees: producers and consumers ----------------------------------------------
+// Each producer hands its blocks over to its consumer in batches of kBatch (a decode thread
+// handing surfaces to the main thread, many per wake-up) through a ring of kQueued slots; a side
+// that finds its slot not ready yields the CPU. The hand-over makes no system call of its own,
+// so the futex calls strace counts in a run are the allocator's. A consumer only frees: it never
+// calls malloc (the batches are the producer's too).
+struct CrossThreadShape {
+  const char* name;
+  int pairs;          // producer/consumer pairs running at once (the main thread is producer 0)
+  long blocks;        // in all, shared among the pairs
+  bool surfaces;      // 16 KiB-4 MiB blocks, else small ones
+  bool written;       // surfaces written in full
+};
+constexpr CrossThreadShape kCrossThreadShapes[] = {
+    {"small", 1, 4000000, false, false},
+    {"small-4x4", 4, 4000000, false, false},
+    {"surfaces", 1, 20000, true, false},
+    {"surfaces-written", 1, 20000, true, true},
+};
 
-void RunCrossThread(CrossThreadShape shape) {
-  const bool surfaces = shape != CrossThreadShape::kSmall;
-  const long kBlocks = surfaces ? 20000 : 4000000;
-  constexpr size_t kBatch = 256;
-  constexpr size_t kQueued = 8;
-  struct Batch {
-    size_t count = 0;
-    void* blocks[kBatch];
-  };
-  std::atomic<Batch*> ring[kQueued];
-  for (auto& slot : ring) slot.store(nullptr);
-  const long kBatches = (kBlocks + static_cast<long>(kBatch) - 1) / static_cast<long>(kBatch);
-  long faults = MinorFaults();
-  double start = NowMs();
-  std::thread consumer([&ring, kBatches] {
-    for (long i = 0; i < kBatches; ++i) {
-      std::atomic<Batch*>& slot = ring[static_cast<size_t>(i) % kQueued];
+class CrossThreadPair {
+ public:
+  static constexpr size_t kBatch = 256;
+  static constexpr size_t kQueued = 8;
+
+  CrossThreadPair(const CrossThreadShape& shape, long blocks) : shape_(shape), blocks_(blocks) {
+    for (auto& slot : ring_) slot.store(nullptr);
+  }
+  void Consume() {
+    const long batches = (blocks_ + static_cast<long>(kBatch) - 1) / static_cast<long>(kBatch);
+    for (long i = 0; i < batches; ++i) {
+      std::atomic<Batch*>& slot = ring_[static_cast<size_t>(i) % kQueued];
       Batch* batch;
       while ((batch = slot.exchange(nullptr, std::memory_order_acquire)) == nullptr) {
         std::this_thread::yield();
@@ -658,42 +669,58 @@ void RunCrossThread(CrossThreadShape shape) {
       for (size_t j = 0; j < batch->count; ++j) std::free(batch->blocks[j]);
       delete batch;
     }
-  });
-  Random random(31);
-  Batch* batch = new Batch;
-  long handed = 0;
-  for (long i = 0; i < kBlocks; ++i) {
-    size_t size = surfaces ? LogUniform(random, 16 << 10, 4 << 20)
-                  : random.Below(16) == 0 ? random.Between(1025, 4096) : random.Between(16, 512);
-    auto* block = static_cast<char*>(std::malloc(size));
-    if (block == nullptr) std::abort();
-    block[0] = static_cast<char>(i);
-    if (shape == CrossThreadShape::kSurfacesWritten) std::memset(block, static_cast<int>(i), size);
-    if (surfaces) block[size - 1] = 1;
-    batch->blocks[batch->count++] = block;
-    if (batch->count == kBatch || i + 1 == kBlocks) {
-      std::atomic<Batch*>& slot = ring[static_cast<size_t>(handed++) % kQueued];
-      while (slot.load(std::memory_order_relaxed) != nullptr) std::this_thread::yield();
-      slot.store(batch, std::memory_order_release);
-      if (i + 1 < kBlocks) batch = new Batch;
+  }
+  void Produce(uint64_t seed) {
+    Random random(seed);
+    Batch* batch = new Batch;
+    long handed = 0;
+    for (long i = 0; i < blocks_; ++i) {
+      size_t size = shape_.surfaces        ? LogUniform(random, 16 << 10, 4 << 20)
+                    : random.Below(16) == 0 ? random.Between(1025, 4096)
+                                            : random.Between(16, 512);
+      auto* block = static_cast<char*>(std::malloc(size));
+      if (block == nullptr) std::abort();
+      block[0] = static_cast<char>(i);
+      if (shape_.written) std::memset(block, static_cast<int>(i), size);
+      if (shape_.surfaces) block[size - 1] = 1;
+      batch->blocks[batch->count++] = block;
+      if (batch->count == kBatch || i + 1 == blocks_) {
+        std::atomic<Batch*>& slot = ring_[static_cast<size_t>(handed++) % kQueued];
+        while (slot.load(std::memory_order_relaxed) != nullptr) std::this_thread::yield();
+        slot.store(batch, std::memory_order_release);
+        if (i + 1 < blocks_) batch = new Batch;
+      }
     }
   }
-  consumer.join();
+
+ private:
+  struct Batch {
+    size_t count = 0;
+    void* blocks[kBatch];
+  };
+  const CrossThreadShape& shape_;
+  const long blocks_;
+  std::atomic<Batch*> ring_[kQueued];
+};
+
+void RunCrossThread(const CrossThreadShape& shape) {
+  std::vector<std::unique_ptr<CrossThreadPair>> pairs;
+  for (int i = 0; i < shape.pairs; ++i) {
+    pairs.push_back(std::make_unique<CrossThreadPair>(shape, shape.blocks / shape.pairs));
+  }
+  long faults = MinorFaults();
+  double start = NowMs();
+  std::vector<std::thread> threads;
+  for (auto& pair : pairs) threads.emplace_back([&pair] { pair->Consume(); });
+  for (int i = 1; i < shape.pairs; ++i) {
+    threads.emplace_back([&pairs, i] { pairs[static_cast<size_t>(i)]->Produce(31 + i); });
+  }
+  pairs[0]->Produce(31);
+  for (std::thread& thread : threads) thread.join();
   double elapsed = NowMs() - start;
   std::printf("ms=%.1f mops=%.4f minflt=%ld peak_kb=%ld\n", elapsed,
-              static_cast<double>(kBlocks) / elapsed / 1000.0, MinorFaults() - faults,
+              static_cast<double>(shape.blocks) / elapsed / 1000.0, MinorFaults() - faults,
               PeakRssKb());
-}
-
-const CrossThreadShape* FindCrossThreadShape(const char* name) {
-  static constexpr std::pair<const char*, CrossThreadShape> kShapes[] = {
-      {"small", CrossThreadShape::kSmall},
-      {"surfaces", CrossThreadShape::kSurfaces},
-      {"surfaces-written", CrossThreadShape::kSurfacesWritten}};
-  for (const auto& [shape_name, shape] : kShapes) {
-    if (std::strcmp(name, shape_name) == 0) return &shape;
-  }
-  return nullptr;
 }
 
 // ---- reallocs over live slots: a small trace with every kind of call, for the tracer's test
@@ -771,8 +798,8 @@ int main(int argc, char** argv) {
     RunBursts();
   } else if (mode == "scatter" && argc > 2 && FindShape(kScatterShapes, argv[2]) != nullptr) {
     RunScatter(*FindShape(kScatterShapes, argv[2]));
-  } else if (mode == "xthread" && argc > 2 && FindCrossThreadShape(argv[2]) != nullptr) {
-    RunCrossThread(*FindCrossThreadShape(argv[2]));
+  } else if (mode == "xthread" && argc > 2 && FindShape(kCrossThreadShapes, argv[2]) != nullptr) {
+    RunCrossThread(*FindShape(kCrossThreadShapes, argv[2]));
   } else if (mode == "compile-trace" && argc > 3) {
     std::string error = lethe::bench::CompileTrace(std::vector<std::string>(argv + 3, argv + argc), argv[2]);
     if (!error.empty()) std::fprintf(stderr, "compile-trace: %s\n", error.c_str());
@@ -787,7 +814,7 @@ int main(int argc, char** argv) {
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved|large |"
                  " rounding | scatter mixed|mid | bursts |"
-                 " xthread small|surfaces|surfaces-written | pairs N | reallocs N | compile-trace "
+                 " xthread small|small-4x4|surfaces|surfaces-written | pairs N | reallocs N | compile-trace "
                  "OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);
     return help ? 0 : 2;

@@ -8,7 +8,7 @@ usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/libl
                           [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
                                              bigbuf_interleaved,bigbuf_large,scatter_mixed,scatter_mid,bursts,
-                                             rounding,xthread,python_exit,xthread_surfaces,
+                                             rounding,xthread,xthread_4x4,python_exit,xthread_surfaces,
                                              xthread_surfaces_written]
                           [--raw FILE.json] [--syscalls] [--traces DIR]
 
@@ -83,6 +83,7 @@ WORKLOADS = {
     "rounding": (["rounding"], [("rss_over_requested_pct", "%", True),
                                 ("usable_over_requested_pct", "%", True)]),
     "xthread": (["xthread", "small"], [("mops", "Mops/s", False), ("minflt", "faults", True)]),
+    "xthread_4x4": (["xthread", "small-4x4"], [("mops", "Mops/s", False), ("minflt", "faults", True)]),
     "xthread_surfaces": (["xthread", "surfaces"], [("mops", "Mops/s", False),
                                                    ("minflt", "faults", True)]),
     "xthread_surfaces_written": (["xthread", "surfaces-written"],
@@ -95,7 +96,7 @@ WORKLOADS = {
 }
 # Workloads whose system calls --syscalls counts (strace -f -c, one extra run per allocator, not
 # timed: strace slows every call down).
-SYSCALL_WORKLOADS = ("xthread", "xthread_surfaces", "xthread_surfaces_written", "mt2")
+SYSCALL_WORKLOADS = ("xthread", "xthread_4x4", "xthread_surfaces", "xthread_surfaces_written", "mt2")
 TRACED_CALLS = ("futex", "madvise", "process_madvise", "munmap", "mmap")
 
 
@@ -113,6 +114,7 @@ TARGETS = {
     ("appends_exact", "ms"): ("<=", 1.0),
     ("appends_doubling", "ms"): ("<=", 1.0),
     ("xthread", "mops"): (">=", 1.0),
+    ("xthread_4x4", "mops"): (">=", 1.0),
     ("xthread_surfaces", "mops"): (">=", 1.0),
     ("xthread_surfaces_written", "mops"): (">=", 1.0),
     ("python_exit", "exit_rss_kb"): ("<=", 1.0),
