@@ -191,6 +191,13 @@ void* AllocateZeroed(size_t count, size_t size) {
     errno = ENOMEM;
     return nullptr;
   }
+  // A small block takes malloc's fast path, then is zeroed (a cached region holds old bytes);
+  // the slow path knows when a large one's pages are fresh, and reads as zero already.
+  if (SmallAndFast(total)) {
+    void* block = Allocate(total);
+    if (block != nullptr) std::memset(block, 0, total);
+    return block;
+  }
   return AllocateSlow(total, 0, true);
 }
 
@@ -345,7 +352,8 @@ namespace {
 // realloc that moves: a new block, the bytes copied, the old block freed. `old_size` is the old
 // block's usable size; `large`: it is a run of an arena chunk (not a small region).
 LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_size, bool large) {
-  void* block = AllocateSlow(size, 0, false, true);
+  // A small new block takes malloc's fast path; `written` matters to large runs only.
+  void* block = size <= kSmallMaxBytes ? Allocate(size) : AllocateSlow(size, 0, false, true);
   if (block == nullptr) return nullptr;
   std::memcpy(block, pointer, old_size < size ? old_size : size);
   if (large) {

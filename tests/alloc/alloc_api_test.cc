@@ -76,6 +76,27 @@ TEST(AllocApi, FailAfterFailsExactlyTheNthAllocationOnce) {
   lethe_free(fourth);
 }
 
+// calloc and a realloc that moves a small block take malloc's fast path; the injected failure
+// still reaches them, and a failed realloc leaves the block as it was.
+TEST(AllocApi, FailAfterReachesSmallCallocAndASmallReallocThatMoves) {
+  lethe_fail_after(1);
+  errno = 0;
+  EXPECT_EQ(lethe_calloc(4, 10), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  auto* block = static_cast<unsigned char*>(lethe_malloc(24));
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 0x5a, 24);
+  lethe_fail_after(1);
+  errno = 0;
+  EXPECT_EQ(lethe_realloc(block, 200), nullptr);  // another class: it would move
+  EXPECT_EQ(errno, ENOMEM);
+  for (int i = 0; i < 24; ++i) ASSERT_EQ(block[i], 0x5a);
+  auto* moved = static_cast<unsigned char*>(lethe_realloc(block, 200));
+  ASSERT_NE(moved, nullptr);
+  for (int i = 0; i < 24; ++i) ASSERT_EQ(moved[i], 0x5a);
+  lethe_free(moved);
+}
+
 TEST(AllocApi, StatsCountLiveBytes) {
   lethe_stats_t before;
   lethe_stats(&before);

@@ -7,12 +7,15 @@
 #   python3-malloc   the same script with PYTHONMALLOC=malloc: every object is a malloc
 #   git-log          git log -p over this checkout's last 300 commits
 #   sqlite3          a 200,000-row table built, indexed, grouped and sorted in memory
+#   perl             a 200,000-key hash of small arrays built, its keys sorted, half deleted
+#   g++              g++ -O1 compiling one of this benchmark's sources (cc1plus: its front and
+#                    middle ends allocate with calloc and realloc; the driver and as are tiny)
 #   imagemagick      ImageMagick's convert on 40 images of the shared corpus (PNG and JPEG),
 #                    one process per image, each resized to half and written as PNG; replayed one
 #                    after another (multi-MiB pixel buffers allocated, written, freed)
 #
 # A program that is not installed is skipped with the package to install (Debian: python3, git,
-# sqlite3, imagemagick). Each DIR/NAME.trace is printed with its operation count.
+# sqlite3, perl, g++, imagemagick). Each DIR/NAME.trace is printed with its operation count.
 set -euo pipefail
 
 checkout=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -91,6 +94,16 @@ if have /usr/bin/sqlite3 sqlite3; then
     CREATE INDEX t_name ON t(name);
     SELECT grp, count(*), sum(length(payload)) FROM t GROUP BY grp ORDER BY 3 DESC LIMIT 5;
     SELECT name FROM t ORDER BY name LIMIT 5 OFFSET 100000;" && compile sqlite3
+fi
+if have /usr/bin/perl perl; then
+  record perl /usr/bin/perl -e 'my %h; for my $i (1..200000) { $h{"key$i"} = [$i, "v" x ($i % 50)]; }
+    my @k = sort keys %h; my $s = join(",", @k[0..1000]); delete $h{$_} for @k[0..100000];
+    print scalar(keys %h), "\n";' && compile perl
+fi
+if have /usr/bin/g++ g++; then
+  record g++ /usr/bin/g++ -O1 -std=c++20 -c "$checkout/tools/bench/alloc/alloc_replay.cc" \
+    -o "$out/alloc_replay.o" && compile g++
+  rm -f "$out/alloc_replay.o"
 fi
 # Debian's ImageMagick is /usr/bin/convert (a convert earlier in PATH may be something else).
 if have /usr/bin/convert imagemagick; then
