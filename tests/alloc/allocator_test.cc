@@ -224,7 +224,9 @@ TEST(Allocator, CallocZeroesReusedMemory) {
     std::memset(dirty, 0xee, size);
     lethe_free(dirty);
     auto* clean = static_cast<unsigned char*>(lethe_calloc(1, size));
-    if (size <= kSmallMaxBytes) EXPECT_EQ(clean, dirty) << "the cached region, bytes and all";
+    if (size <= kSmallMaxBytes) {
+      EXPECT_EQ(clean, dirty) << "the cached region, bytes and all";
+    }
     for (size_t i = 0; i < size; ++i) ASSERT_EQ(clean[i], 0) << size << " " << i;
     lethe_free(clean);
   }
