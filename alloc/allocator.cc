@@ -209,24 +209,16 @@ void* AllocateAligned(size_t alignment, size_t size) {
 
 void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexcept {
   int saved_errno = errno;
-  if (!HasCache(cache)) {
-    // A thread that only frees gets its cache here (thread_cache.h): without one, each of its
-    // frees took the owner arena's lock.
-    cache = ThreadCacheGet();
-    if (cache == nullptr) {
-      errno = saved_errno;
-      return FreeInChunkSlow(pointer);
-    }
-    CacheBin& fresh = cache->bins[klass];
-    if (fresh.count < fresh.capacity) {
-      fresh.slots[fresh.count++] = pointer;
-      errno = saved_errno;
-      return;
-    }
+  // A thread that only frees gets its cache here (thread_cache.h): without one, each of its
+  // frees took the owner arena's lock.
+  if (!HasCache(cache) && (cache = ThreadCacheGet()) == nullptr) {
+    errno = saved_errno;
+    return FreeInChunkSlow(pointer);
   }
   CacheBin& bin = cache->bins[klass];
-  // A pending purge empties every bin (this one too); otherwise grow or flush this one.
-  bool made_room = !ThreadCacheFlushAfterPurge(cache);
+  // Full, unless the cache was made just now. A pending purge empties every bin (this one too);
+  // otherwise grow or flush this one.
+  bool made_room = bin.count == bin.capacity && !ThreadCacheFlushAfterPurge(cache);
   if (made_room) ThreadCacheMakeRoom(cache, klass);
   bin.slots[bin.count++] = pointer;
   // About as many frees filled the bin (after the region is in: a GC step may shrink the bin).

@@ -104,7 +104,8 @@ LETHE_ALWAYS_INLINE void Free(void* pointer) {
   uint32_t entry = chunk->map[PageOf(chunk, pointer)];
   ThreadCache* cache = t_cache;
   // A caller arena's regions (kMapNoCache) go to their arena: FreeSlow. Without a cache
-  // (g_no_cache), the bin is full: FreeToFullCacheBin sends the region to FreeSlow.
+  // (g_no_cache), the bin is full: FreeToFullCacheBin makes the thread's cache, or when it may
+  // have none, sends the region to FreeSlow.
   if (LETHE_LIKELY(MapCachedSmall(entry))) {
     if (LETHE_UNLIKELY(!MayBeCachedRegion(pointer, entry, MapClass(entry)))) {
       InvalidPointer(pointer);
