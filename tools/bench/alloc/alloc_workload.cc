@@ -48,10 +48,10 @@
 //           blocks and passes them in batches of 256 to a second thread that frees them and
 //           never allocates. small: 4*10^6 blocks of 16 B-4 KiB (mostly <= 512 B); small-4x4:
 //           the same blocks from four such pairs at once (8 threads; xmalloc-test's shape);
-//           surfaces: 2*10^4 blocks of 16 KiB-4 MiB
-//           (log-uniform, first and last byte written), as decoded images go from decode threads
-//           to the main thread; surfaces-written: the same blocks written in full, as a decoder
-//           writes its pixels (every page of a block that is not resident faults).
+//           surfaces: 2*10^4 blocks of 16 KiB-4 MiB (log-uniform, first and last byte written),
+//           as decoded images go from decode threads to the main thread; surfaces-written: the
+//           same blocks written in full, as a decoder writes its pixels (every page of a block
+//           that is not resident faults).
 //           Reports Mops/s and page faults (run_alloc_bench.py counts futex and madvise calls
 //           with strace in a separate run).
 //  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
@@ -573,9 +573,10 @@ void RunScatter(const ScatterShape& shape) {
 
 // ---- bursts: many blocks of a few classes allocated together, then all freed -----------------
 // 2000 rounds; a round allocates 1000 blocks of base + (i % 64) bytes (base 1-1000 B, new each
-// round: one or two classes), writes its first 8 bytes (or fewer), then frees them all: even rounds every other
-// block first and then the rest, odd rounds newest first (sh6bench's shape). A burst is larger
-// than any thread-cache bin: what it costs is the round trips between the cache and the runs.
+// round: one or two classes), writes the first 8 bytes of each (all of a shorter one), then frees
+// them all: even rounds every other block first and then the rest, odd rounds newest first
+// (sh6bench's shape). A burst is larger than any thread-cache bin: what it costs is the round
+// trips between the cache and the runs.
 void RunBursts() {
   constexpr int kRounds = 2000;
   constexpr int kBlocks = 1000;
@@ -704,9 +705,10 @@ class CrossThreadPair {
 };
 
 void RunCrossThread(const CrossThreadShape& shape) {
+  const long per_pair = shape.blocks / shape.pairs;
   std::vector<std::unique_ptr<CrossThreadPair>> pairs;
   for (int i = 0; i < shape.pairs; ++i) {
-    pairs.push_back(std::make_unique<CrossThreadPair>(shape, shape.blocks / shape.pairs));
+    pairs.push_back(std::make_unique<CrossThreadPair>(shape, per_pair));
   }
   long faults = MinorFaults();
   double start = NowMs();
@@ -719,7 +721,8 @@ void RunCrossThread(const CrossThreadShape& shape) {
   for (std::thread& thread : threads) thread.join();
   double elapsed = NowMs() - start;
   std::printf("ms=%.1f mops=%.4f minflt=%ld peak_kb=%ld\n", elapsed,
-              static_cast<double>(shape.blocks) / elapsed / 1000.0, MinorFaults() - faults,
+              static_cast<double>(per_pair * shape.pairs) / elapsed / 1000.0,
+              MinorFaults() - faults,
               PeakRssKb());
 }
 
@@ -812,10 +815,10 @@ int main(int argc, char** argv) {
     const bool help = mode == "--help" || mode == "-h";
     std::fprintf(help ? stdout : stderr,
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
-                 " pagemap LIVE_RUNS | appends exact|doubling | bigbuf reuse|mixed|interleaved|large |"
-                 " rounding | scatter mixed|mid | bursts |"
-                 " xthread small|small-4x4|surfaces|surfaces-written | pairs N | reallocs N | compile-trace "
-                 "OUT RAW... | replay TRACE\n",
+                 " pagemap LIVE_RUNS | appends exact|doubling |"
+                 " bigbuf reuse|mixed|interleaved|large | rounding | scatter mixed|mid | bursts |"
+                 " xthread small|small-4x4|surfaces|surfaces-written | pairs N | reallocs N |"
+                 " compile-trace OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);
     return help ? 0 : 2;
   }
