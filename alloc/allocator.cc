@@ -210,8 +210,11 @@ void* AllocateAligned(size_t alignment, size_t size) {
 void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexcept {
   int saved_errno = errno;
   // A thread that only frees gets its cache here (thread_cache.h): without one, each of its
-  // frees took the owner arena's lock.
-  if (!HasCache(cache) && (cache = ThreadCacheGet()) == nullptr) {
+  // frees took the owner arena's lock. The region that made it goes to its arena, not into the
+  // new cache, where the thread's first malloc of its class would take it back: it was another
+  // thread's, and its neighbours likely still are (passive false sharing).
+  if (!HasCache(cache)) {
+    ThreadCacheGet();
     errno = saved_errno;
     return FreeInChunkSlow(pointer);
   }

@@ -3,9 +3,8 @@
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
-//        bursts |
-//        xthread small|surfaces|surfaces-written | pairs N | reallocs N |
-//        compile-trace OUT RAW... | replay TRACE
+//        bursts | xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS |
+//        pairs N | reallocs N | compile-trace OUT RAW... | replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -54,6 +53,10 @@
 //           that is not resident faults).
 //           Reports Mops/s and page faults (run_alloc_bench.py counts futex and madvise calls
 //           with strace in a separate run).
+//  scratch THREADS  Hoard's cache-scratch: one 8-byte block per thread, allocated by the main
+//           thread, freed by its thread, which then allocates, writes and frees 8 bytes 1000
+//           times. Reports time: flat from 1 to 2 threads on 2 CPUs unless the allocator hands
+//           threads regions on one cache line (passive false sharing).
 //  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
 //           instructions per pair with callgrind (Ir of pairs 2N minus Ir of pairs N, over N).
 //  reallocs N  N steps over 64 slots of malloc, calloc, realloc (16 B-64 KiB, moving or not) and
@@ -726,6 +729,40 @@ void RunCrossThread(const CrossThreadShape& shape) {
               PeakRssKb());
 }
 
+// ---- scratch: blocks handed to threads, freed, and their space reused -------------------------
+// Hoard's cache-scratch: the main thread allocates one 8-byte block per worker (neighbours on one
+// cache line), hands each to its worker, which frees it and then, 1000 times, allocates 8 bytes,
+// writes them 20,000 times and frees them. An allocator that gives a worker the region another
+// thread's block shares a line with makes the workers' writes contend for that line (passive
+// false sharing): the time grows with the threads though no memory is shared.
+void RunScratch(int workers) {
+  constexpr int kBlocks = 1000;
+  constexpr int kWrites = 20000;
+  constexpr size_t kBytes = 8;
+  std::vector<char*> handed(static_cast<size_t>(workers));
+  for (char*& block : handed) {
+    block = static_cast<char*>(std::malloc(kBytes));
+    if (block == nullptr) std::abort();
+  }
+  double start = NowMs();
+  std::vector<std::thread> threads;
+  for (char* block : handed) {
+    threads.emplace_back([block] {
+      std::free(block);
+      for (int i = 0; i < kBlocks; ++i) {
+        auto* mine = static_cast<volatile char*>(std::malloc(kBytes));
+        if (mine == nullptr) std::abort();
+        for (int write = 0; write < kWrites; ++write) {
+          for (size_t byte = 0; byte < kBytes; ++byte) mine[byte] = static_cast<char>(mine[byte] + 1);
+        }
+        std::free(const_cast<char*>(mine));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::printf("ms=%.1f workers=%d\n", NowMs() - start, workers);
+}
+
 // ---- reallocs over live slots: a small trace with every kind of call, for the tracer's test
 // ------
 void RunReallocs(long steps) {
@@ -803,6 +840,8 @@ int main(int argc, char** argv) {
     RunScatter(*FindShape(kScatterShapes, argv[2]));
   } else if (mode == "xthread" && argc > 2 && FindShape(kCrossThreadShapes, argv[2]) != nullptr) {
     RunCrossThread(*FindShape(kCrossThreadShapes, argv[2]));
+  } else if (mode == "scratch" && argc > 2 && std::atoi(argv[2]) >= 1 && std::atoi(argv[2]) <= 64) {
+    RunScratch(std::atoi(argv[2]));
   } else if (mode == "compile-trace" && argc > 3) {
     std::string error = lethe::bench::CompileTrace(std::vector<std::string>(argv + 3, argv + argc), argv[2]);
     if (!error.empty()) std::fprintf(stderr, "compile-trace: %s\n", error.c_str());
@@ -817,7 +856,8 @@ int main(int argc, char** argv) {
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling |"
                  " bigbuf reuse|mixed|interleaved|large | rounding | scatter mixed|mid | bursts |"
-                 " xthread small|small-4x4|surfaces|surfaces-written | pairs N | reallocs N |"
+                 " xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS (1..64) |"
+                 " pairs N | reallocs N |"
                  " compile-trace OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);
     return help ? 0 : 2;
