@@ -62,11 +62,13 @@ LETHE_NOINLINE bool InitSlow() {
   return true;
 }
 
-// The smallest class that holds `size` and whose regions are aligned to `alignment`, or -1.
+// The smallest class that holds `size` and whose regions are aligned to `alignment` (a power of
+// two), or -1. Over a page, none: a region is aligned to its size's largest power-of-two
+// divisor, up to a page (size_classes.h).
 int SmallClassFor(size_t size, size_t alignment) {
-  if (size > kSmallMaxBytes) return -1;
+  if (size > kSmallMaxBytes || alignment > kPageBytes) return -1;
   for (size_t klass = SmallClassOf(size); klass < kSmallClassCount; ++klass) {
-    if (kSmallSizes[klass] % alignment == 0) return static_cast<int>(klass);
+    if ((kSmallSizes[klass] & (alignment - 1)) == 0) return static_cast<int>(klass);
   }
   return -1;
 }
@@ -91,7 +93,7 @@ void* AllocateSmall(uint32_t klass) {
 // block at once (realloc's copy): a large run then takes resident (dirty) pages first.
 void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
   if (alignment < 8) alignment = 8;
-  int klass = SmallClassFor(size, alignment > kPageBytes ? kChunkBytes : alignment);
+  int klass = SmallClassFor(size, alignment);
   if (klass >= 0) {
     void* block = AllocateSmall(static_cast<uint32_t>(klass));
     if (block != nullptr && zero) std::memset(block, 0, size);
@@ -99,10 +101,14 @@ void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
   }
   if (size <= kLargeMaxBytes && !(written && size >= kGrowingRegionMinBytes)) {
     size_t pages = LargeClassPages(PagesFor(size));
-    if (pages <= kLargeCacheMaxPages && alignment <= kPageBytes) {
+    // An aligned request may be shorter than any large class: a small size, aligned over a page.
+    if (pages >= kLargeCacheMinPages && pages <= kLargeCacheMaxPages) {
       ThreadCache* cache = ThreadCacheGet();
       if (cache != nullptr) {
-        if (void* block = ThreadCacheTakeLarge(cache, static_cast<uint32_t>(pages))) {
+        auto length = static_cast<uint32_t>(pages);
+        if (void* block = alignment <= kPageBytes
+                              ? ThreadCacheTakeLarge(cache, length)
+                              : ThreadCacheTakeLargeAligned(cache, length, alignment)) {
           if (zero) std::memset(block, 0, size);
           return block;
         }

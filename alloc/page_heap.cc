@@ -199,23 +199,62 @@ void* PageHeap::AllocateLarge(uint32_t pages, bool* zeroed, bool written) {
   return PageAddress(span.chunk, span.page);
 }
 
+namespace {
+// The pages before the first `alignment`-aligned page of the run at `page` of `chunk`, when a
+// block of `pages` pages fits there within `length` pages; -1 when it does not.
+long AlignedLead(Chunk* chunk, uint32_t page, uint32_t length, uint32_t pages, size_t alignment) {
+  uintptr_t start = reinterpret_cast<uintptr_t>(PageAddress(chunk, page));
+  uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  auto lead = static_cast<uint32_t>((aligned - start) >> kLgPageBytes);
+  return lead + pages <= length ? static_cast<long>(lead) : -1;
+}
+}  // namespace
+
+bool PageHeap::TakeAlignedFit(uint32_t pages, uint32_t total, size_t alignment, Span* out) {
+  for (uint32_t length = pages; length < total; ++length) {
+    if (length >= kParkMinPages && length <= kParkMaxPages) {
+      if (FreeRunNode* node = parked_[length - kParkMinPages]) {
+        Chunk* chunk = ChunkOf(node);
+        uint32_t page = NodePage(chunk, node);
+        if (AlignedLead(chunk, page, length, pages, alignment) >= 0) {
+          Unpark(chunk, page);
+          *out = Span{chunk, page, length};
+          return true;
+        }
+      }
+    }
+    if (FreeRunNode* node = lists_[1][length - 1]) {
+      Chunk* chunk = ChunkOf(node);
+      uint32_t page = NodePage(chunk, node);
+      if (AlignedLead(chunk, page, length, pages, alignment) >= 0) {
+        RemoveFree(chunk, page);
+        *out = Span{chunk, page, length};
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 void* PageHeap::AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t now_ns) {
   size_t extra = alignment / kPageBytes - 1;
   if (pages + extra > kChunkUsablePages) return nullptr;
   auto total = static_cast<uint32_t>(pages + extra);
   Span span;
   bool zeroed = false;
-  if (!TakeRun(total, true, &span, &zeroed)) return nullptr;
-  uintptr_t start = reinterpret_cast<uintptr_t>(PageAddress(span.chunk, span.page));
-  uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
-  auto lead = static_cast<uint32_t>((aligned - start) >> kLgPageBytes);
-  uint32_t trail = total - lead - pages;
+  if (TakeAlignedFit(pages, total, alignment, &span)) {
+    active_pages_ += span.pages;
+  } else if (!TakeRun(total, false, &span, &zeroed)) {
+    return nullptr;
+  }
+  auto lead = static_cast<uint32_t>(AlignedLead(span.chunk, span.page, span.pages, pages, alignment));
+  uint32_t trail = span.pages - lead - pages;
   MarkLarge(span.chunk, span.page + lead, pages);
   active_pages_ -= lead + trail;
   // The trimmed ends go back with the dirtiness they had.
   if (lead > 0) ReleaseRun(span.chunk, span.page, lead, !zeroed, now_ns);
   if (trail > 0) ReleaseRun(span.chunk, span.page + lead + pages, trail, !zeroed, now_ns);
-  return reinterpret_cast<void*>(aligned);
+  return PageAddress(span.chunk, span.page + lead);
 }
 
 void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass) {

@@ -199,6 +199,21 @@ inline void* ThreadCacheTakeLarge(ThreadCache* cache, uint32_t pages) {
   ++cache->allocation_count;  // not the countdown: malloc's fast path must not call from here
   return block;
 }
+// The newest cached run of exactly `pages` pages whose start is aligned to `alignment` (a power
+// of two over a page), taken out of the bin; nullptr if none is.
+inline void* ThreadCacheTakeLargeAligned(ThreadCache* cache, uint32_t pages, size_t alignment) {
+  LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
+  for (uint32_t i = bin.count; i-- > 0;) {
+    void* block = bin.slots[i];
+    if ((reinterpret_cast<uintptr_t>(block) & (alignment - 1)) != 0) continue;
+    for (uint32_t j = i + 1; j < bin.count; ++j) bin.slots[j - 1] = bin.slots[j];  // oldest first
+    if (--bin.count < bin.low_water) bin.low_water = bin.count;
+    cache->large_bytes -= size_t{pages} << kLgPageBytes;
+    ++cache->allocation_count;
+    return block;
+  }
+  return nullptr;
+}
 // ThreadCachePutLarge's slow end, when the bin is full or the GC step is due: keeps errno.
 bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) noexcept;
 // Parks the large run `pointer` of `pages` pages (in the cached range); false when the byte budget

@@ -251,6 +251,68 @@ TEST_F(PageHeapTest, AlignedRunsReturnTheirTrimmedEnds) {
   FreeLarge(skew);
 }
 
+// Step 10: a freed aligned run is parked at its own length, shorter than the span an aligned
+// request would otherwise take; the next request of that alignment gets it back.
+TEST_F(PageHeapTest, AnAlignedRequestTakesBackAParkedRunThatFitsAtItsAlignment) {
+  constexpr size_t kAlign = 64 * 1024;
+  void* a = heap_.AllocateLargeAligned(16, kAlign, ++now_);
+  ASSERT_NE(a, nullptr);
+  void* guard = Large(1);
+  FreeLarge(a);
+  ASSERT_TRUE(MapParked(Entry(a)));
+  void* b = heap_.AllocateLargeAligned(16, kAlign, ++now_);
+  heap_.Validate();
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(heap_.parked_pages(), 0u);
+  EXPECT_EQ(Entry(b), MapLargeHead(16));
+  FreeLarge(b);
+  FreeLarge(guard);
+}
+
+// ...and a longer one, trimmed: its ends go back as dirty free runs.
+TEST_F(PageHeapTest, AnAlignedRequestCutsItsBlockFromALongerParkedRun) {
+  constexpr size_t kAlign = 64 * 1024;
+  void* skew = Large(1);
+  void* run = Large(20);  // its start is not 64 KiB-aligned: the chunk's first pages are taken
+  void* guard = Large(1);
+  ASSERT_NE(reinterpret_cast<uintptr_t>(run) % kAlign, 0u);
+  FreeLarge(run);
+  ASSERT_TRUE(MapParked(Entry(run)));
+  const size_t active = heap_.active_pages();
+  void* b = heap_.AllocateLargeAligned(8, kAlign, ++now_);
+  heap_.Validate();
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % kAlign, 0u);
+  EXPECT_GT(b, run);
+  EXPECT_LT(static_cast<char*>(b), static_cast<char*>(run) + 20 * kPageBytes);
+  EXPECT_EQ(heap_.parked_pages(), 0u);
+  EXPECT_EQ(heap_.active_pages(), active + 8);
+  EXPECT_EQ(heap_.dirty_pages(), 12u);  // the pages before the aligned one (no trail here)
+  FreeLarge(b);
+  FreeLarge(guard);
+  FreeLarge(skew);
+}
+
+// The failure path: a parked run with no room at the alignment stays parked, and the request
+// is served from elsewhere.
+TEST_F(PageHeapTest, AnAlignedRequestLeavesAParkedRunItDoesNotFit) {
+  constexpr size_t kAlign = 64 * 1024;
+  void* skew = Large(1);
+  void* run = Large(16);
+  void* guard = Large(1);
+  ASSERT_NE(reinterpret_cast<uintptr_t>(run) % kAlign, 0u);
+  FreeLarge(run);
+  void* b = heap_.AllocateLargeAligned(16, kAlign, ++now_);
+  heap_.Validate();
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % kAlign, 0u);
+  EXPECT_TRUE(MapParked(Entry(run)));
+  EXPECT_EQ(heap_.parked_pages(), 16u);
+  FreeLarge(b);
+  FreeLarge(guard);
+  FreeLarge(skew);
+}
+
 TEST_F(PageHeapTest, DecayPurgesOnlyRunsOlderThanTheDecayTime) {
   void* a = Large(2);
   void* g1 = Large(1);

@@ -246,6 +246,42 @@ TEST(ThreadCache, LargeFreesKeepErrnoWhenTheirBinFlushesAndWhenTheGcStepRuns) {
   EXPECT_EQ(cache->large_bytes, 0u);
 }
 
+// An aligned request of a cached length takes the newest cached run that is aligned, and
+// leaves the others (the failure path: none is, and the request goes to the arena).
+TEST(ThreadCache, AnAlignedRequestTakesOnlyAnAlignedRunFromTheCache) {
+  lethe_purge();
+  constexpr size_t kAlign = 64 * 1024;
+  constexpr uint32_t kPages = 16;
+  ASSERT_LE(kPages, kLargeCacheMaxPages);
+  void* aligned = lethe_aligned_alloc(kAlign, kPages * kPageBytes);
+  ASSERT_NE(aligned, nullptr);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(aligned) % kAlign, 0u);
+  // A run of the same length that is not aligned, from the arena.
+  std::vector<void*> plain;
+  while (plain.empty() || reinterpret_cast<uintptr_t>(plain.back()) % kAlign == 0) {
+    plain.push_back(lethe_malloc(kPages * kPageBytes));
+    ASSERT_LT(plain.size(), 32u);
+  }
+  void* unaligned = plain.back();
+  plain.pop_back();
+  ThreadCache* cache = t_cache;
+  ASSERT_NE(cache, nullptr);
+  LargeCacheBin& bin = cache->large[kPages - kLargeCacheMinPages];
+  lethe_free(aligned);
+  lethe_free(unaligned);  // the newest
+  ASSERT_EQ(bin.count, 2u);
+  EXPECT_EQ(lethe_aligned_alloc(kAlign, kPages * kPageBytes), aligned);
+  ASSERT_EQ(bin.count, 1u);
+  EXPECT_EQ(bin.slots[0], unaligned);
+  void* other = lethe_aligned_alloc(kAlign, kPages * kPageBytes);  // from the arena
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(other) % kAlign, 0u);
+  EXPECT_EQ(bin.count, 1u) << "the unaligned run stays cached";
+  for (void* block : {aligned, other}) lethe_free(block);
+  for (void* block : plain) lethe_free(block);
+  ValidateHeap();
+}
+
 // Another thread's frees of an arena's large runs take no lock and enter no thread cache: they
 // wait on the arena's remote-free stack until its lock is next taken.
 TEST(ThreadCache, LargeBlocksFreedByAnotherThreadGoBackToTheirArenaWithoutItsLock) {

@@ -3,7 +3,7 @@
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
-//        bursts | xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS |
+//        bursts | aligned | xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS |
 //        pairs N | reallocs N | compile-trace OUT RAW... | replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
@@ -43,6 +43,9 @@
 //           Reports time, peak RSS and page faults.
 //  bursts   2000 rounds of 1000 blocks of one or two classes (1-1064 B) allocated, then all freed,
 //           in one of two orders (sh6bench-like). Reports time, peak RSS and page faults.
+//  aligned  posix_memalign over a page: 64 KiB work buffers aligned to 64 KiB, 4 live, written
+//           in full; then 10^6 random replacements of 1 B-96 KiB aligned to 16 B-64 KiB. Reports
+//           time and page faults of each.
 //  xthread small|small-4x4|surfaces|surfaces-written  producer/consumer: one thread allocates
 //           blocks and passes them in batches of 256 to a second thread that frees them and
 //           never allocates. small: 4*10^6 blocks of 16 B-4 KiB (mostly <= 512 B); small-4x4:
@@ -574,6 +577,44 @@ void RunScatter(const ScatterShape& shape) {
   std::printf("ms=%.1f peak_kb=%ld minflt=%ld\n", elapsed, PeakRssKb(), faults);
 }
 
+// ---- aligned: posix_memalign over a page --------------------------------------------------------
+// buffers: 200,000 work buffers of 64 KiB aligned to 64 KiB, 4 live, each written in full (SIMD
+// or I/O buffers, reused at the rate they are freed). mixed: 4000 slots, 10^6 replacements of
+// 1 B-96 KiB (log-uniform) aligned to 16 B-64 KiB (log-uniform over the powers of two), the first
+// 64 bytes written. What they show: whether a freed aligned block serves the next aligned request
+// (an allocator that takes size + alignment bytes of fresh pages each time faults them in).
+void RunAligned() {
+  Random random(47);
+  long faults = MinorFaults();
+  double start = NowMs();
+  void* buffers[4] = {};
+  for (long i = 0; i < 200000; ++i) {
+    void*& slot = buffers[i % 4];
+    std::free(slot);
+    if (posix_memalign(&slot, 64 << 10, 64 << 10) != 0) std::abort();
+    Touch(slot, 64 << 10, static_cast<unsigned char>(i));
+  }
+  for (void* buffer : buffers) std::free(buffer);
+  double buffers_ms = NowMs() - start;
+  long buffers_faults = MinorFaults() - faults;
+  std::vector<void*> slots(4000, nullptr);
+  faults = MinorFaults();
+  start = NowMs();
+  for (long i = 0; i < 1000000; ++i) {
+    void*& slot = slots[random.Below(slots.size())];
+    std::free(slot);
+    size_t size = LogUniform(random, 1, 96 << 10);
+    size_t alignment = size_t{16} << random.Below(13);  // 16 B .. 64 KiB
+    if (posix_memalign(&slot, alignment, size) != 0) std::abort();
+    Touch(slot, size < 64 ? size : 64, static_cast<unsigned char>(i));
+  }
+  double mixed_ms = NowMs() - start;
+  faults = MinorFaults() - faults;
+  for (void* slot : slots) std::free(slot);
+  std::printf("buffers_ms=%.1f buffers_minflt=%ld mixed_ms=%.1f mixed_minflt=%ld peak_kb=%ld\n",
+              buffers_ms, buffers_faults, mixed_ms, faults, PeakRssKb());
+}
+
 // ---- bursts: many blocks of a few classes allocated together, then all freed -----------------
 // 2000 rounds; a round allocates 1000 blocks of base + (i % 64) bytes (base 1-1000 B, new each
 // round: one or two classes), writes the first 8 bytes of each (all of a shorter one), then frees
@@ -836,6 +877,8 @@ int main(int argc, char** argv) {
     RunRounding();
   } else if (mode == "bursts") {
     RunBursts();
+  } else if (mode == "aligned") {
+    RunAligned();
   } else if (mode == "scatter" && argc > 2 && FindShape(kScatterShapes, argv[2]) != nullptr) {
     RunScatter(*FindShape(kScatterShapes, argv[2]));
   } else if (mode == "xthread" && argc > 2 && FindShape(kCrossThreadShapes, argv[2]) != nullptr) {
@@ -856,6 +899,7 @@ int main(int argc, char** argv) {
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling |"
                  " bigbuf reuse|mixed|interleaved|large | rounding | scatter mixed|mid | bursts |"
+                 " aligned |"
                  " xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS (1..64) |"
                  " pairs N | reallocs N |"
                  " compile-trace OUT RAW... | replay TRACE\n",
