@@ -103,14 +103,12 @@ void Release(const Slot& slot) {
   }
 }
 
-// A new block of `bytes` (page multiple): cut from a region when it fits one and needs no more
-// than page alignment, else mapped on its own, else (chunk-aligned at most) from the OOM reserve.
+// A new block of `bytes` (page multiple): cut from a region when it fits one with its
+// alignment, else mapped on its own, else (chunk-aligned at most) from the OOM reserve.
 Slot NewBlock(size_t bytes, size_t alignment, size_t* reused_bytes, void* owner) {
   *reused_bytes = 0;
-  if (alignment <= kPageBytes) {
-    if (void* block = HugeRegionTake(bytes, reused_bytes)) {
-      return Slot{reinterpret_cast<uintptr_t>(block), bytes, owner, true};
-    }
+  if (void* block = HugeRegionTakeAligned(bytes, alignment, reused_bytes)) {
+    return Slot{reinterpret_cast<uintptr_t>(block), bytes, owner, true};
   }
   if (void* block = OsMap(bytes, alignment)) {
     return Slot{reinterpret_cast<uintptr_t>(block), bytes, owner, false};

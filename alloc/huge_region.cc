@@ -387,33 +387,127 @@ Place PlaceOfLocked(const void* block) {
 
 }  // namespace
 
+namespace {
+
+// Under the lock: cuts a block of `pages` from a span (ChooseSpan), reserving a region when none
+// has room; false when none can be. *dirty: how many of its first pages were dirty (the rest
+// were clean).
+bool TakeLocked(uint32_t pages, Place* out, uint32_t* dirty) {
+  long index = ChooseSpan(pages);
+  if (index == kNone) {
+    EnsureRecordLocked();
+    if ((index = AddRegion()) == kNone) return false;
+  }
+  Span span = g_spans[index];
+  if (span.pages < pages) {  // a dirty span completed by the clean one after it
+    *dirty = span.pages;
+    CutFront(static_cast<size_t>(index), span.pages);
+    CutFront(static_cast<size_t>(SpanStartingAt(span.region, span.first + span.pages)),
+             pages - span.pages);
+  } else {
+    *dirty = span.state == SpanState::kDirty ? pages : 0;
+    CutFront(static_cast<size_t>(index), pages);
+  }
+  MarkLive(span.region, span.first, pages);
+  g_live_pages += pages;
+  *out = Place{span.region, span.first};
+  return true;
+}
+
+// Under the lock: gives back [first, first + pages) of a block just cut, as the spans it came
+// from were: its first `dirty` pages dirty, the rest clean.
+void ReturnCutLocked(uint32_t region, uint32_t first, uint32_t pages, uint32_t dirty) {
+  dirty = std::min(dirty, pages);
+  if (dirty > 0) InsertFreedLocked(region, first, dirty, SpanState::kDirty);
+  if (pages > dirty) InsertFreedLocked(region, first + dirty, pages - dirty, SpanState::kClean);
+}
+
+}  // namespace
+
 void* HugeRegionTake(size_t bytes, size_t* reused_bytes) {
   *reused_bytes = 0;
   if (bytes > kHugeRegionMaxBlockBytes) return nullptr;
   auto pages = static_cast<uint32_t>(bytes >> kLgPageBytes);
   MutexLock lock(&g_lock);
   g_warmup_quarters.fetch_add(bytes > kLargeMaxBytes ? 4 : 1, std::memory_order_relaxed);
-  long index = ChooseSpan(pages);
-  if (index == kNone) {
-    EnsureRecordLocked();
-    if ((index = AddRegion()) == kNone) return nullptr;
-  }
-  Span span = g_spans[index];
+  Place place;
   uint32_t dirty = 0;
-  if (span.pages < pages) {  // a dirty span completed by the clean one after it
-    dirty = span.pages;
-    CutFront(static_cast<size_t>(index), span.pages);
-    CutFront(static_cast<size_t>(SpanStartingAt(span.region, span.first + span.pages)),
-             pages - span.pages);
-  } else {
-    dirty = span.state == SpanState::kDirty ? pages : 0;
-    CutFront(static_cast<size_t>(index), pages);
-  }
-  MarkLive(span.region, span.first, pages);
-  g_live_pages += pages;
+  if (!TakeLocked(pages, &place, &dirty)) return nullptr;
   *reused_bytes = size_t{dirty} << kLgPageBytes;
   g_reused_bytes += *reused_bytes;
-  return AddressOf(span.region, span.first);
+  return AddressOf(place.region, place.first);
+}
+
+namespace {
+
+// The pages from `first` of `region` to the first page aligned to `alignment`.
+uint32_t AlignedLead(uint32_t region, uint32_t first, size_t alignment) {
+  auto start = reinterpret_cast<uintptr_t>(AddressOf(region, first));
+  uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  return static_cast<uint32_t>((aligned - start) >> kLgPageBytes);
+}
+
+// Under the lock: a span that holds `pages` at `alignment`, the shortest dirty one, else the
+// shortest clean one; kNone when none does. A freed aligned block is such a span for the next
+// one, where a padded length would fit only beside a free neighbour.
+long ChooseAlignedSpan(uint32_t pages, size_t alignment) {
+  long best_dirty = kNone, best_clean = kNone;
+  for (size_t i = 0; i < g_span_count; ++i) {
+    const Span& span = g_spans[i];
+    if (span.state == SpanState::kPurging || span.pages < pages ||
+        AlignedLead(span.region, span.first, alignment) + pages > span.pages) {
+      continue;
+    }
+    long* best = span.state == SpanState::kDirty ? &best_dirty : &best_clean;
+    if (*best == kNone || span.pages < g_spans[*best].pages) *best = static_cast<long>(i);
+  }
+  return best_dirty != kNone ? best_dirty : best_clean;
+}
+
+}  // namespace
+
+void* HugeRegionTakeAligned(size_t bytes, size_t alignment, size_t* reused_bytes) {
+  *reused_bytes = 0;
+  if (alignment <= kPageBytes) return HugeRegionTake(bytes, reused_bytes);
+  if (bytes > kHugeRegionMaxBlockBytes || alignment > kHugeRegionMaxBlockBytes ||
+      bytes + alignment - kPageBytes > kHugeRegionMaxBlockBytes) {
+    return nullptr;
+  }
+  auto pages = static_cast<uint32_t>(bytes >> kLgPageBytes);
+  auto padded = static_cast<uint32_t>(pages + (alignment >> kLgPageBytes) - 1);
+  MutexLock lock(&g_lock);
+  g_warmup_quarters.fetch_add(4, std::memory_order_relaxed);
+  Place place;
+  uint32_t dirty = 0;
+  // A span that holds the block at its alignment gives up its front (lead and block); else a
+  // padded block is cut, as HugeRegionTake would, and both its ends go back.
+  if (long index = ChooseAlignedSpan(pages, alignment); index != kNone) {
+    const Span& span = g_spans[index];
+    uint32_t cut = AlignedLead(span.region, span.first, alignment) + pages;
+    dirty = span.state == SpanState::kDirty ? cut : 0;
+    place.region = span.region;
+    place.first = CutFront(static_cast<size_t>(index), cut);  // may move the record: last
+    MarkLive(place.region, place.first, cut);
+    g_live_pages += cut;
+    padded = cut;
+  } else if (!TakeLocked(padded, &place, &dirty)) {
+    return nullptr;
+  }
+  uint32_t lead = AlignedLead(place.region, place.first, alignment);
+  uint32_t trail = padded - lead - pages;
+  uintptr_t aligned = reinterpret_cast<uintptr_t>(AddressOf(place.region, place.first + lead));
+  // The block first, so that neither end merges into it when it goes back.
+  MarkLive(place.region, place.first + lead, pages);
+  if (lead > 0) ReturnCutLocked(place.region, place.first, lead, dirty);
+  if (trail > 0) {
+    uint32_t before_trail = lead + pages;
+    ReturnCutLocked(place.region, place.first + before_trail, trail,
+                    dirty > before_trail ? dirty - before_trail : 0);
+  }
+  uint32_t block_dirty = dirty > lead ? std::min(dirty - lead, pages) : 0;
+  *reused_bytes = size_t{block_dirty} << kLgPageBytes;
+  g_reused_bytes += *reused_bytes;
+  return reinterpret_cast<void*>(aligned);
 }
 
 void HugeRegionPut(void* block, size_t bytes) {

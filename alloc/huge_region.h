@@ -5,6 +5,8 @@
 // (dirty) until decay purges them with madvise. The next block of any length that fits is cut
 // from a dirty span first, so a decoded image's pages are written again where they already are,
 // with no page fault and no mapping call; a block grows in place when the span after it is free.
+// A block aligned beyond a page is cut at its alignment from a span that holds it, or from a
+// padded span whose ends go back (HugeRegionTakeAligned).
 //
 // Why: on this machine's VMs the cost of a buffer is not the faults the guest counts but first
 // touches at new virtual addresses (~15-30 us a page). Mapping each huge block on its own (and
@@ -76,6 +78,10 @@ inline constexpr uint64_t kHugeWarmupBlocks = 2;
 // *reused_bytes: the length of its start that may hold old data (dirty pages); the rest reads
 // as zero.
 void* HugeRegionTake(size_t bytes, size_t* reused_bytes);
+// The same, the block's start aligned to `alignment` (a power of two): cut from a span of
+// bytes + alignment - a page, whose ends go back as the spans they came from. nullptr also when
+// that padded length is over kHugeRegionMaxBlockBytes.
+void* HugeRegionTakeAligned(size_t bytes, size_t alignment, size_t* reused_bytes);
 // Frees a block that HugeRegionTake returned (`bytes`: its current length); its pages stay dirty
 // for reuse within LETHE_OPTIONS=huge_cache_kb (past it the oldest are purged, once they have
 // been dirty for the excess grace, decay.h), or are purged at once before the warm-up

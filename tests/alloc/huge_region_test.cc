@@ -294,14 +294,15 @@ TEST_F(HugeRegion, TheDirtyLimitBoundsWhatFreedBlocksKeepResidentAfterTheGrace) 
   g_options.decay_ms = decay_ms;
 }
 
-TEST_F(HugeRegion, BlocksOverTheRegionLimitOrAlignedBeyondAPageAreMappingsOfTheirOwn) {
+TEST_F(HugeRegion, BlocksOverTheRegionLimitAlignedOrNotAreMappingsOfTheirOwn) {
   unsigned char* big = FilledBlock(kHugeRegionMaxBlockBytes + kPageBytes, 1);
   EXPECT_FALSE(HugeRegionContains(big));
   lethe_free(big);
   EXPECT_FALSE(Mapped(big));  // unmapped at once
-  void* aligned = lethe_aligned_alloc(4 * kMiB, 4 * kMiB);
+  // 20 MiB aligned to 16 MiB: the padded length (36 MiB - a page) is over the limit.
+  void* aligned = lethe_aligned_alloc(16 * kMiB, 20 * kMiB);
   ASSERT_NE(aligned, nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % (4 * kMiB), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % (16 * kMiB), 0u);
   EXPECT_FALSE(HugeRegionContains(aligned));
   lethe_free(aligned);
   // A region block grown past the limit moves into a mapping of its own, contents kept.
@@ -312,6 +313,52 @@ TEST_F(HugeRegion, BlocksOverTheRegionLimitOrAlignedBeyondAPageAreMappingsOfThei
   EXPECT_FALSE(HugeRegionContains(grown));
   EXPECT_TRUE(AllBytesAre(grown, 4 * kMiB, 6));
   lethe_free(grown);
+}
+
+// A block aligned beyond a page is cut from a region too: from a padded span whose ends go back
+// as they were (clean here), and, once freed, from its own dirty span, at the same address.
+TEST_F(HugeRegion, AnAlignedBlockIsCutFromARegionAndItsFreedSpanServesTheNextOne) {
+  constexpr size_t kAlign = 2 * kMiB;
+  unsigned char* skew = FilledBlock(3 * kMiB / 2, 9);  // the region's start is taken
+  auto* first = static_cast<unsigned char*>(lethe_aligned_alloc(kAlign, 2 * kMiB));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % kAlign, 0u);
+  EXPECT_TRUE(HugeRegionContains(first));
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u) << "the padded span's ends went back clean";
+  std::memset(first, 0x5a, 2 * kMiB);
+  lethe_free(first);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 2 * kMiB);
+  long faults = MinorFaults();
+  auto* again = static_cast<unsigned char*>(lethe_aligned_alloc(kAlign, 2 * kMiB));
+  ASSERT_EQ(again, first);
+  EXPECT_TRUE(AllBytesAre(again, 2 * kMiB, 0x5a));  // the same pages
+  std::memset(again, 0x6b, 2 * kMiB);
+  EXPECT_LT(MinorFaults() - faults, 16);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
+  lethe_free(again);
+  lethe_free(skew);
+  HugeRegionValidate();
+}
+
+// A dirty span that holds the block only past its start gives up its lead as a dirty span.
+TEST_F(HugeRegion, AnAlignedBlockCutInsideADirtySpanLeavesItsLeadDirty) {
+  constexpr size_t kAlign = 4 * kMiB;
+  unsigned char* span = FilledBlock(12 * kMiB, 1);
+  unsigned char* guard = FilledBlock(2 * kMiB, 2);
+  lethe_free(span);
+  ASSERT_EQ(GetHugeRegionStats().dirty_bytes, 12 * kMiB);
+  auto* block = static_cast<unsigned char*>(lethe_aligned_alloc(kAlign, 4 * kMiB));
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % kAlign, 0u);
+  ASSERT_GE(block, span);
+  ASSERT_LE(block + 4 * kMiB, span + 12 * kMiB);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 8 * kMiB) << "lead and tail stay dirty";
+  HugeRegionValidate();
+  lethe_free(block);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 12 * kMiB);
+  EXPECT_EQ(GetHugeRegionStats().free_spans, before_.free_spans + 2);  // dirty span, clean tail
+  lethe_free(guard);
+  HugeRegionValidate();
 }
 
 TEST_F(HugeRegion, ARefusedReservationFallsBackToAMappingOfItsOwn) {
@@ -372,6 +419,14 @@ TEST_F(HugeRegion, ThreadsAndPurgesTogetherKeepContentsAndInvariants) {
           lethe_free(block);
           std::erase(live, std::pair{block, bytes});
         }
+      } else if (random() % 3 == 0) {  // aligned to 64 KiB-2 MiB (padded, or cut in a span)
+        size_t bytes = kMiB + random() % (6 * kMiB);
+        size_t alignment = (size_t{64} << 10) << (random() % 6);
+        auto* block = static_cast<unsigned char*>(lethe_aligned_alloc(alignment, bytes));
+        ASSERT_NE(block, nullptr);
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(block) % alignment, 0u);
+        std::memset(block, static_cast<unsigned char>(bytes), bytes);
+        live.emplace_back(block, bytes);
       } else {
         size_t bytes = kMiB + random() % (6 * kMiB);
         live.emplace_back(FilledBlock(bytes, static_cast<unsigned char>(bytes)), bytes);

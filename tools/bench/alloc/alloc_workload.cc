@@ -44,8 +44,9 @@
 //  bursts   2000 rounds of 1000 blocks of one or two classes (1-1064 B) allocated, then all freed,
 //           in one of two orders (sh6bench-like). Reports time, peak RSS and page faults.
 //  aligned  posix_memalign over a page: 64 KiB work buffers aligned to 64 KiB, 4 live, written
-//           in full; then 10^6 random replacements of 1 B-96 KiB aligned to 16 B-64 KiB. Reports
-//           time and page faults of each.
+//           in full; 10^6 random replacements of 1 B-96 KiB aligned to 16 B-64 KiB; 2 MiB
+//           buffers aligned to 2 MiB, 2 live, written in full. Reports time and page faults of
+//           each.
 //  xthread small|small-4x4|surfaces|surfaces-written  producer/consumer: one thread allocates
 //           blocks and passes them in batches of 256 to a second thread that frees them and
 //           never allocates. small: 4*10^6 blocks of 16 B-4 KiB (mostly <= 512 B); small-4x4:
@@ -581,25 +582,34 @@ void RunScatter(const ScatterShape& shape) {
 // buffers: 200,000 work buffers of 64 KiB aligned to 64 KiB, 4 live, each written in full (SIMD
 // or I/O buffers, reused at the rate they are freed). mixed: 4000 slots, 10^6 replacements of
 // 1 B-96 KiB (log-uniform) aligned to 16 B-64 KiB (log-uniform over the powers of two), the first
-// 64 bytes written. What they show: whether a freed aligned block serves the next aligned request
+// 64 bytes written. huge: 2000 buffers of 2 MiB aligned to 2 MiB (huge pages' size), 2 live,
+// written in full. What they show: whether a freed aligned block serves the next aligned request
 // (an allocator that takes size + alignment bytes of fresh pages each time faults them in).
-void RunAligned() {
-  Random random(47);
+struct Timed {
+  double ms;
+  long faults;
+};
+
+// `count` buffers of `bytes` aligned to `bytes`, `live` (<= 4) at once, written in full.
+Timed AlignedBuffers(size_t bytes, size_t live, long count) {
   long faults = MinorFaults();
   double start = NowMs();
   void* buffers[4] = {};
-  for (long i = 0; i < 200000; ++i) {
-    void*& slot = buffers[i % 4];
+  for (long i = 0; i < count; ++i) {
+    void*& slot = buffers[static_cast<size_t>(i) % live];
     std::free(slot);
-    if (posix_memalign(&slot, 64 << 10, 64 << 10) != 0) std::abort();
-    Touch(slot, 64 << 10, static_cast<unsigned char>(i));
+    if (posix_memalign(&slot, bytes, bytes) != 0) std::abort();
+    Touch(slot, bytes, static_cast<unsigned char>(i));
   }
   for (void* buffer : buffers) std::free(buffer);
-  double buffers_ms = NowMs() - start;
-  long buffers_faults = MinorFaults() - faults;
+  return Timed{NowMs() - start, MinorFaults() - faults};
+}
+
+Timed AlignedMixed() {
+  Random random(47);
   std::vector<void*> slots(4000, nullptr);
-  faults = MinorFaults();
-  start = NowMs();
+  long faults = MinorFaults();
+  double start = NowMs();
   for (long i = 0; i < 1000000; ++i) {
     void*& slot = slots[random.Below(slots.size())];
     std::free(slot);
@@ -608,11 +618,19 @@ void RunAligned() {
     if (posix_memalign(&slot, alignment, size) != 0) std::abort();
     Touch(slot, size < 64 ? size : 64, static_cast<unsigned char>(i));
   }
-  double mixed_ms = NowMs() - start;
-  faults = MinorFaults() - faults;
+  Timed timed{NowMs() - start, MinorFaults() - faults};
   for (void* slot : slots) std::free(slot);
-  std::printf("buffers_ms=%.1f buffers_minflt=%ld mixed_ms=%.1f mixed_minflt=%ld peak_kb=%ld\n",
-              buffers_ms, buffers_faults, mixed_ms, faults, PeakRssKb());
+  return timed;
+}
+
+void RunAligned() {
+  Timed buffers = AlignedBuffers(64 << 10, 4, 200000);
+  Timed mixed = AlignedMixed();
+  Timed huge = AlignedBuffers(2 << 20, 2, 2000);
+  std::printf("buffers_ms=%.1f buffers_minflt=%ld mixed_ms=%.1f mixed_minflt=%ld huge_ms=%.1f "
+              "huge_minflt=%ld peak_kb=%ld\n",
+              buffers.ms, buffers.faults, mixed.ms, mixed.faults, huge.ms, huge.faults,
+              PeakRssKb());
 }
 
 // ---- bursts: many blocks of a few classes allocated together, then all freed -----------------

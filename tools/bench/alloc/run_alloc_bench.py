@@ -82,6 +82,7 @@ WORKLOADS = {
     "bursts": (["bursts"], [("ms", "ms", True), ("peak_kb", "KiB", True), ("minflt", "faults", True)]),
     "aligned": (["aligned"], [("buffers_ms", "ms", True), ("buffers_minflt", "faults", True),
                               ("mixed_ms", "ms", True), ("mixed_minflt", "faults", True),
+                              ("huge_ms", "ms", True), ("huge_minflt", "faults", True),
                               ("peak_kb", "KiB", True)]),
     "rounding": (["rounding"], [("rss_over_requested_pct", "%", True),
                                 ("usable_over_requested_pct", "%", True)]),
