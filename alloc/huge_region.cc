@@ -482,11 +482,11 @@ void* HugeRegionTakeAligned(size_t bytes, size_t alignment, size_t* reused_bytes
   // A span that holds the block at its alignment gives up its front (lead and block); else a
   // padded block is cut, as HugeRegionTake would, and both its ends go back.
   if (long index = ChooseAlignedSpan(pages, alignment); index != kNone) {
-    const Span& span = g_spans[index];
+    const Span& span = g_spans[index];  // not read after CutFront, which may move records
     uint32_t cut = AlignedLead(span.region, span.first, alignment) + pages;
     dirty = span.state == SpanState::kDirty ? cut : 0;
     place.region = span.region;
-    place.first = CutFront(static_cast<size_t>(index), cut);  // may move the record: last
+    place.first = CutFront(static_cast<size_t>(index), cut);
     MarkLive(place.region, place.first, cut);
     g_live_pages += cut;
     padded = cut;
