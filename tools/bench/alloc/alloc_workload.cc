@@ -4,7 +4,7 @@
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
 //        bursts | aligned | xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS |
-//        pairs N | reallocs N | compile-trace OUT RAW... | replay TRACE
+//        handoff THREADS | pairs N | reallocs N | compile-trace OUT RAW... | replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -61,6 +61,8 @@
 //           thread, freed by its thread, which then allocates, writes and frees 8 bytes 1000
 //           times. Reports time: flat from 1 to 2 threads on 2 CPUs unless the allocator hands
 //           threads regions on one cache line (passive false sharing).
+//  handoff THREADS  sh8bench-like: each thread allocates batches of 1000 blocks of 1-1000 B and
+//           hands each batch to the next thread, which frees it. Reports time and peak RSS.
 //  pairs N  N malloc/free pairs of 16-512 B over 64 live slots, single-threaded: for counting
 //           instructions per pair with callgrind (Ir of pairs 2N minus Ir of pairs N, over N).
 //  reallocs N  N steps over 64 slots of malloc, calloc, realloc (16 B-64 KiB, moving or not) and
@@ -81,6 +83,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -822,6 +825,46 @@ void RunScratch(int workers) {
   std::printf("ms=%.1f workers=%d\n", NowMs() - start, workers);
 }
 
+// ---- handoff: batches of mixed sizes allocated by one thread, freed by the next ---------------
+// sh8bench's shape: each of THREADS threads, 2000 rounds, allocates a batch of 1000 blocks of
+// 1-1000 B (the first 16 bytes written), posts it to the next thread's mailbox, and frees the
+// batch posted to its own (oldest first or newest first, alternately). With more than one
+// thread, every block is freed by a thread that did not allocate it, in bursts larger than a
+// thread-cache bin.
+void RunHandoff(int threads) {
+  constexpr int kRounds = 2000;
+  constexpr int kBatch = 1000;
+  std::vector<std::vector<void*>> mailboxes(static_cast<size_t>(threads));
+  // A round: allocate; all have freed the last batches; post; all have posted; free.
+  std::barrier freed(threads), posted(threads);
+  double start = NowMs();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      Random random(static_cast<uint64_t>(t) + 53);
+      std::vector<void*>& next = mailboxes[static_cast<size_t>((t + 1) % threads)];
+      std::vector<void*>& mine = mailboxes[static_cast<size_t>(t)];
+      std::vector<void*> batch;
+      for (int round = 0; round < kRounds; ++round) {
+        for (int i = 0; i < kBatch; ++i) {
+          size_t size = random.Between(1, 1000);
+          batch.push_back(std::malloc(size));
+          if (batch.back() == nullptr) std::abort();
+          Touch(batch.back(), size < 16 ? size : 16, static_cast<unsigned char>(i));
+        }
+        freed.arrive_and_wait();
+        next.swap(batch);  // empty since the last round: its owner freed it
+        posted.arrive_and_wait();
+        if (round % 2 == 0) std::reverse(mine.begin(), mine.end());
+        for (void* block : mine) std::free(block);
+        mine.clear();
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  std::printf("ms=%.1f peak_kb=%ld threads=%d\n", NowMs() - start, PeakRssKb(), threads);
+}
+
 // ---- reallocs over live slots: a small trace with every kind of call, for the tracer's test
 // ------
 void RunReallocs(long steps) {
@@ -903,6 +946,8 @@ int main(int argc, char** argv) {
     RunCrossThread(*FindShape(kCrossThreadShapes, argv[2]));
   } else if (mode == "scratch" && argc > 2 && std::atoi(argv[2]) >= 1 && std::atoi(argv[2]) <= 64) {
     RunScratch(std::atoi(argv[2]));
+  } else if (mode == "handoff" && argc > 2 && std::atoi(argv[2]) >= 1 && std::atoi(argv[2]) <= 64) {
+    RunHandoff(std::atoi(argv[2]));
   } else if (mode == "compile-trace" && argc > 3) {
     std::string error = lethe::bench::CompileTrace(std::vector<std::string>(argv + 3, argv + argc), argv[2]);
     if (!error.empty()) std::fprintf(stderr, "compile-trace: %s\n", error.c_str());
@@ -919,6 +964,7 @@ int main(int argc, char** argv) {
                  " bigbuf reuse|mixed|interleaved|large | rounding | scatter mixed|mid | bursts |"
                  " aligned |"
                  " xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS (1..64) |"
+                 " handoff THREADS (1..64) |"
                  " pairs N | reallocs N |"
                  " compile-trace OUT RAW... | replay TRACE\n",
                  argv[0], Churn::kCycles * Churn::kPages);

@@ -9,7 +9,7 @@ usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/libl
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
                                              bigbuf_interleaved,bigbuf_large,scatter_mixed,scatter_mid,bursts,aligned,
                                              rounding,xthread,xthread_4x4,python_exit,xthread_surfaces,
-                                             xthread_surfaces_written,scratch1,scratch2]
+                                             xthread_surfaces_written,scratch1,scratch2,handoff2]
                           [--raw FILE.json] [--syscalls] [--traces DIR]
 
 --traces DIR adds one workload per DIR/NAME.trace (record_traces.sh records and compiles them):
@@ -94,6 +94,7 @@ WORKLOADS = {
                                  [("mops", "Mops/s", False), ("minflt", "faults", True)]),
     "scratch1": (["scratch", "1"], [("ms", "ms", True)]),
     "scratch2": (["scratch", "2"], [("ms", "ms", True)]),
+    "handoff2": (["handoff", "2"], [("ms", "ms", True), ("peak_kb", "KiB", True)]),
     # A short real program, not lethe-alloc-workload: python3 starting, building and dumping a
     # 20,000-entry JSON list, dropping it, and printing its own RSS just before it exits.
     "python_exit": (["python3", "-c", PYTHON_EXIT_SCRIPT],
