@@ -443,7 +443,7 @@ namespace {
 // The pages from `first` of `region` to the first page aligned to `alignment`.
 uint32_t AlignedLead(uint32_t region, uint32_t first, size_t alignment) {
   auto start = reinterpret_cast<uintptr_t>(AddressOf(region, first));
-  uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  uintptr_t aligned = AlignUp(start, alignment);
   return static_cast<uint32_t>((aligned - start) >> kLgPageBytes);
 }
 

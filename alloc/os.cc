@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "size_classes.h"
+
 namespace lethe::internal {
 namespace {
 
@@ -77,7 +79,7 @@ void* OsMap(size_t bytes, size_t alignment) {
   address = MapRaw(bytes + alignment);
   if (address == nullptr) return nullptr;
   start = reinterpret_cast<uintptr_t>(address);
-  uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  uintptr_t aligned = AlignUp(start, alignment);
   if (aligned > start) munmap(address, aligned - start);
   uintptr_t end = start + bytes + alignment;
   if (end > aligned + bytes) munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);

@@ -204,7 +204,7 @@ namespace {
 // block of `pages` pages fits there within `length` pages; -1 when it does not.
 long AlignedLead(Chunk* chunk, uint32_t page, uint32_t length, uint32_t pages, size_t alignment) {
   uintptr_t start = reinterpret_cast<uintptr_t>(PageAddress(chunk, page));
-  uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  uintptr_t aligned = AlignUp(start, alignment);
   auto lead = static_cast<uint32_t>((aligned - start) >> kLgPageBytes);
   return lead + pages <= length ? static_cast<long>(lead) : -1;
 }

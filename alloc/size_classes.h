@@ -216,6 +216,10 @@ inline size_t SmallClassOf(size_t size) {
 inline size_t SmallClassOffsetOf(size_t size) { return kClassLookup[(size + 7) >> 3]; }
 
 inline constexpr size_t PagesFor(size_t bytes) { return (bytes + kPageBytes - 1) >> kLgPageBytes; }
+// `address` rounded up to a multiple of `alignment` (a power of two).
+inline constexpr uintptr_t AlignUp(uintptr_t address, size_t alignment) {
+  return (address + alignment - 1) & ~(uintptr_t{alignment} - 1);
+}
 
 // The large class of a run of `pages` pages (kLargeMinPages..kChunkUsablePages): `pages` rounded
 // up to a multiple of a quarter of the power of two below it (4 classes per doubling), at most
