@@ -206,11 +206,10 @@ inline void* ThreadCacheTakeLargeAligned(ThreadCache* cache, uint32_t pages, siz
   for (uint32_t i = bin.count; i-- > 0;) {
     void* block = bin.slots[i];
     if ((reinterpret_cast<uintptr_t>(block) & (alignment - 1)) != 0) continue;
-    for (uint32_t j = i + 1; j < bin.count; ++j) bin.slots[j - 1] = bin.slots[j];  // oldest first
-    if (--bin.count < bin.low_water) bin.low_water = bin.count;
-    cache->large_bytes -= size_t{pages} << kLgPageBytes;
-    ++cache->allocation_count;
-    return block;
+    // To the top (the others keep their order, oldest first), then taken as any other.
+    for (uint32_t j = i + 1; j < bin.count; ++j) bin.slots[j - 1] = bin.slots[j];
+    bin.slots[bin.count - 1] = block;
+    return ThreadCacheTakeLarge(cache, pages);
   }
   return nullptr;
 }
