@@ -225,9 +225,9 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
     return FreeInChunkSlow(pointer);
   }
   CacheBin& bin = cache->bins[klass];
-  // Full, unless the cache was made just now. A pending purge empties every bin (this one too);
-  // otherwise grow or flush this one.
-  bool made_room = bin.count == bin.capacity && !ThreadCacheFlushAfterPurge(cache);
+  // The bin is full. A pending purge empties every bin (this one too); otherwise grow or flush
+  // this one.
+  bool made_room = !ThreadCacheFlushAfterPurge(cache);
   if (made_room) ThreadCacheMakeRoom(cache, klass);
   bin.slots[bin.count++] = pointer;
   // About as many frees filled the bin (after the region is in: a GC step may shrink the bin).
