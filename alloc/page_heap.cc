@@ -208,29 +208,44 @@ long AlignedLead(Chunk* chunk, uint32_t page, uint32_t length, uint32_t pages, s
   auto lead = static_cast<uint32_t>((aligned - start) >> kLgPageBytes);
   return lead + pages <= length ? static_cast<long>(lead) : -1;
 }
+
+// The first of at most kAlignedScanPerLength runs of the ring at `head` (of `length` pages) that
+// holds `pages` at `alignment`, or nullptr; each run looked at is taken from *budget.
+FreeRunNode* FirstAlignedFit(FreeRunNode* head, uint32_t length, uint32_t pages,
+                             size_t alignment, uint32_t* budget) {
+  FreeRunNode* node = head;
+  for (uint32_t seen = 0; node != nullptr && seen < kAlignedScanPerLength; ++seen) {
+    if (*budget == 0) return nullptr;
+    --*budget;
+    Chunk* chunk = ChunkOf(node);
+    if (AlignedLead(chunk, NodePage(chunk, node), length, pages, alignment) >= 0) return node;
+    node = node->size_next;
+    if (node == head) break;
+  }
+  return nullptr;
+}
 }  // namespace
 
 bool PageHeap::TakeAlignedFit(uint32_t pages, uint32_t total, size_t alignment, Span* out) {
+  uint32_t budget = kAlignedScanBudget;
   for (uint32_t length = pages; length < total; ++length) {
     if (length >= kParkMinPages && length <= kParkMaxPages) {
-      if (FreeRunNode* node = parked_[length - kParkMinPages]) {
+      if (FreeRunNode* node = FirstAlignedFit(parked_[length - kParkMinPages], length, pages,
+                                              alignment, &budget)) {
         Chunk* chunk = ChunkOf(node);
         uint32_t page = NodePage(chunk, node);
-        if (AlignedLead(chunk, page, length, pages, alignment) >= 0) {
-          Unpark(chunk, page);
-          *out = Span{chunk, page, length};
-          return true;
-        }
-      }
-    }
-    if (FreeRunNode* node = lists_[1][length - 1]) {
-      Chunk* chunk = ChunkOf(node);
-      uint32_t page = NodePage(chunk, node);
-      if (AlignedLead(chunk, page, length, pages, alignment) >= 0) {
-        RemoveFree(chunk, page);
+        Unpark(chunk, page);
         *out = Span{chunk, page, length};
         return true;
       }
+    }
+    if (FreeRunNode* node =
+            FirstAlignedFit(lists_[1][length - 1], length, pages, alignment, &budget)) {
+      Chunk* chunk = ChunkOf(node);
+      uint32_t page = NodePage(chunk, node);
+      RemoveFree(chunk, page);
+      *out = Span{chunk, page, length};
+      return true;
     }
   }
   return false;

@@ -69,11 +69,16 @@
 //     milliseconds, and an allocation in that arena waited for it (issue 15 item 6).
 // 10. Aligned large runs (alignment over a page): a run of pages + alignment / page - 1 pages
 //     always holds an aligned block, but a freed aligned block is parked or listed at its own
-//     length, too short for that. So first the newest parked run and the first dirty run of
-//     each length in between are checked for an aligned fit (O(alignment / page) list heads);
-//     else the longer run is taken dirty first (an aligned buffer is mostly written in full).
-//     Without both, posix_memalign(64 KiB, 64 KiB) written and freed, 4 live, took fresh pages
-//     each time (lethe-alloc-workload aligned: buffers 1,910 -> 354 ms, mimalloc 348).
+//     length, too short for that. So first the parked and the dirty runs of each length in
+//     between are checked for an aligned fit, newest parked and list head first, up to
+//     kAlignedScanPerLength of each list and kAlignedScanBudget in all; else the longer run is
+//     taken dirty first (an aligned buffer is mostly written in full). Without the check,
+//     posix_memalign(64 KiB, 64 KiB) written and freed, 4 live, took fresh pages each time
+//     (lethe-alloc-workload aligned: buffers 1,910 -> 354 ms, mimalloc 348). Why deeper than
+//     the heads: most heads do not hold the block at its alignment (a run of L pages, P wanted:
+//     odds (L - P + 1) / (alignment / page)), and each padded run cut instead left fragments
+//     that the dirty limit purged and later requests faulted in again (figures:
+//     tools/bench/alloc/README.md, aligned blocks).
 #ifndef LETHE_ALLOC_PAGE_HEAP_H_
 #define LETHE_ALLOC_PAGE_HEAP_H_
 
@@ -93,6 +98,10 @@ inline constexpr uint32_t kParkMinPages = PagesFor(kSmallMaxBytes + 1);
 inline constexpr uint32_t kParkMaxPages = 32;
 inline constexpr uint32_t kParkLengths = kParkMaxPages - kParkMinPages + 1;
 inline constexpr uint32_t kParkPerLength = 128;
+// How many free runs an aligned request looks at for a fit (step 10): per length and in all. The
+// bound keeps a request that finds none to a few hundred list nodes.
+inline constexpr uint32_t kAlignedScanPerLength = 64;
+inline constexpr uint32_t kAlignedScanBudget = 256;
 inline constexpr size_t kParkedMaxPages = 8192;
 // Step 6: entirely free chunks kept mapped per heap.
 inline constexpr uint32_t kMaxEmptyChunks = 64;

@@ -39,6 +39,34 @@ class PageHeapTest : public ::testing::Test {
   }
   static uint32_t Page(void* block) { return PageOf(ChunkOf(block), block); }
 
+  // Parked 4-page runs, each before a live guard page so that none coalesce: `aligned` (64 KiB-
+  // aligned) parked first, the oldest, then `unaligned` ones, which cannot hold 4 pages at
+  // 64 KiB, newer and so nearer the list's head. The starts step by 5 pages: one in 16 is
+  // aligned. `guards` holds every block left live.
+  struct ParkedRuns {
+    static constexpr size_t kAlign = 64 * 1024;
+    void* aligned = nullptr;
+    std::vector<void*> unaligned, guards;
+  };
+  ParkedRuns ParkAlignedBehind(size_t unaligned_count) {
+    ParkedRuns parked;
+    while (parked.aligned == nullptr || parked.unaligned.size() < unaligned_count) {
+      void* run = Large(4);
+      parked.guards.push_back(Large(1));
+      bool is_aligned = reinterpret_cast<uintptr_t>(run) % ParkedRuns::kAlign == 0;
+      if (parked.aligned == nullptr && is_aligned) {
+        parked.aligned = run;
+      } else if (parked.aligned != nullptr && !is_aligned) {
+        parked.unaligned.push_back(run);
+      } else {
+        parked.guards.push_back(run);  // before the aligned one, or a second aligned one
+      }
+    }
+    FreeLarge(parked.aligned);
+    for (void* run : parked.unaligned) FreeLarge(run);
+    return parked;
+  }
+
   // 40 one-page runs, each between two live guards so that none coalesce, written, freed (dirty).
   struct ScatteredDirtyRuns {
     static constexpr int kRuns = 40;
@@ -311,6 +339,37 @@ TEST_F(PageHeapTest, AnAlignedRequestLeavesAParkedRunItDoesNotFit) {
   FreeLarge(b);
   FreeLarge(guard);
   FreeLarge(skew);
+}
+
+// A parked run that holds the block at its alignment is found behind newer ones that do not.
+TEST_F(PageHeapTest, AnAlignedRequestLooksPastTheNewestParkedRunOfALength) {
+  ParkedRuns parked = ParkAlignedBehind(8);
+  ASSERT_TRUE(MapParked(Entry(parked.aligned)));
+  ASSERT_EQ(heap_.parked_pages(), 36u);
+  void* block = heap_.AllocateLargeAligned(4, ParkedRuns::kAlign, ++now_);
+  heap_.Validate();
+  EXPECT_EQ(block, parked.aligned);
+  EXPECT_EQ(heap_.parked_pages(), 32u);  // the unaligned ones stay parked
+  for (void* run : parked.unaligned) EXPECT_TRUE(MapParked(Entry(run)));
+  FreeLarge(block);
+  for (void* guard : parked.guards) FreeLarge(guard);
+}
+
+// The failure path: a run that fits, but behind more than kAlignedScanPerLength that do not, is
+// not found; the request is served from a padded run, and every parked run stays parked.
+TEST_F(PageHeapTest, AnAlignedRequestLooksAtABoundedNumberOfRunsPerLength) {
+  ParkedRuns parked = ParkAlignedBehind(kAlignedScanPerLength);
+  const size_t parked_pages = heap_.parked_pages();
+  ASSERT_EQ(parked_pages, 4u * (kAlignedScanPerLength + 1));
+  void* block = heap_.AllocateLargeAligned(4, ParkedRuns::kAlign, ++now_);
+  heap_.Validate();
+  ASSERT_NE(block, nullptr);
+  EXPECT_NE(block, parked.aligned);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % ParkedRuns::kAlign, 0u);
+  EXPECT_EQ(heap_.parked_pages(), parked_pages);
+  EXPECT_TRUE(MapParked(Entry(parked.aligned)));
+  FreeLarge(block);
+  for (void* guard : parked.guards) FreeLarge(guard);
 }
 
 TEST_F(PageHeapTest, DecayPurgesOnlyRunsOlderThanTheDecayTime) {
