@@ -3,6 +3,7 @@
 // map entry and the invariants that Validate() checks.
 #include "page_heap.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "chunk_registry.h"
@@ -213,16 +214,15 @@ long AlignedLead(Chunk* chunk, uint32_t page, uint32_t length, uint32_t pages, s
 // holds `pages` at `alignment`, or nullptr; each run looked at is taken from *budget.
 FreeRunNode* FirstAlignedFit(FreeRunNode* head, uint32_t length, uint32_t pages,
                              size_t alignment, uint32_t* budget) {
-  FreeRunNode* node = head;
-  for (uint32_t seen = 0; node != nullptr && seen < kAlignedScanPerLength; ++seen) {
-    if (*budget == 0) return nullptr;
-    --*budget;
-    Chunk* chunk = ChunkOf(node);
-    if (AlignedLead(chunk, NodePage(chunk, node), length, pages, alignment) >= 0) return node;
-    node = node->size_next;
-    if (node == head) break;
-  }
-  return nullptr;
+  uint32_t seen = 0;
+  FreeRunNode* fit = SizeRing::FindFirst(
+      head, std::min(kAlignedScanPerLength, *budget), [&](FreeRunNode* node) {
+        ++seen;
+        Chunk* chunk = ChunkOf(node);
+        return AlignedLead(chunk, NodePage(chunk, node), length, pages, alignment) >= 0;
+      });
+  *budget -= seen;
+  return fit;
 }
 }  // namespace
 

@@ -54,6 +54,17 @@ struct Ring {
       node = next;
     }
   }
+  // The first of at most `limit` nodes from the head on for which pred(node) holds, or nullptr.
+  template <typename Pred>
+  static Node* FindFirst(Node* head, uint32_t limit, Pred pred) {
+    Node* node = head;
+    for (uint32_t seen = 0; node != nullptr && seen < limit; ++seen) {
+      if (pred(node)) return node;
+      node = node->*kNext;
+      if (node == head) return nullptr;
+    }
+    return nullptr;
+  }
   // Links `node` between `after` and its successor (the ring is not empty).
   static void LinkAfter(Node* after, Node* node) {
     Node* next = after->*kNext;
