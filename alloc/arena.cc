@@ -29,9 +29,13 @@ bool ClaimRelease(Arena* arena) {
   return true;
 }
 
+// dirty_percent of the active pages, or the dirty floor held to the active pages (never under
+// its least: kDirtyFloorMinPages).
 size_t DirtyLimit(const Arena& arena) {
-  size_t limit = arena.heap.active_pages() * g_options.dirty_percent / 100;
-  return limit < arena.dirty_floor_pages ? arena.dirty_floor_pages : limit;
+  size_t active = arena.heap.active_pages();
+  size_t limit = active * g_options.dirty_percent / 100;
+  size_t floor = std::min(arena.dirty_floor_pages, std::max(active, kDirtyFloorMinPages));
+  return std::max(limit, floor);
 }
 
 // Under the lock, when the dirty limit was exceeded: grows the floor on a quick repeat.

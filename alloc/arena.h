@@ -23,9 +23,11 @@
 
 namespace lethe::internal {
 
-// Dirty pages an arena may always keep, whatever its active size: from 256 KiB (glibc's default
+// Dirty pages an arena may keep whatever its dirty_percent allows: from 256 KiB (glibc's default
 // trim threshold is 128 KiB), doubled up to 16 MiB each time an excess purge follows the last one
-// within decay_ms / 8 (the arena frees and refaults pages faster than it should purge them).
+// within decay_ms / 8 (the arena frees and refaults pages faster than it should purge them); past
+// 256 KiB, never more than the arena's active pages (a program that freed its data at exit keeps
+// no floor grown while the data lived).
 // Why: a fixed 2 MiB left python3 running a short script with ~3 MB dirty in its two arenas at
 // exit, against glibc's trimmed heap (issue 15 item 5); a fixed 256 KiB made lethe-alloc-workload
 // xthread small purge and refault all the time (minflt 491 -> 102,490, futex 2 -> 7,767). The

@@ -43,18 +43,25 @@ long RssKb() {
 }
 
 // Frees `count` runs of 256 KiB (past the thread cache's large lengths), then sets the arena's
-// dirty floor to `floor` and returns its dirty pages. The floor stays out of reach while the runs
-// are freed: the purge thread of this process purges an excess as soon as a free passes the
-// limit (no grace under kDirtyFloorMaxPages), which raced with the caller's own pass (it failed
-// under a loaded CI run: 3,328 dirty pages left of 4,352).
+// dirty floor to `floor` and returns its dirty pages. The dirty limit stays out of reach while
+// the runs are freed: the purge thread of this process purges an excess as soon as a free passes
+// the limit (no grace under kDirtyFloorMaxPages), which raced with the caller's own pass (it failed
+// under a loaded CI run: 3,328 dirty pages left of 4,352). The floor alone cannot keep it out of
+// reach (it counts up to the active pages only): dirty_percent does, on a run kept live for the
+// whole process.
 size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor) {
+  static void* const kept = lethe_malloc(256 * 1024);  // reachable: not a leak
   std::vector<void*> blocks;
   for (size_t i = 0; i < count; ++i) blocks.push_back(lethe_malloc(256 * 1024));
+  const uint32_t dirty_percent = g_options.dirty_percent;
   {
     MutexLock lock(&arena->lock);
     arena->dirty_floor_pages = SIZE_MAX / 2;
+    EXPECT_EQ(ChunkOf(kept)->heap->owner(), arena);
   }
+  g_options.dirty_percent = 1u << 24;  // one active page allows 167,772 dirty ones
   for (void* block : blocks) lethe_free(block);
+  g_options.dirty_percent = dirty_percent;
   MutexLock lock(&arena->lock);
   arena->dirty_floor_pages = floor;
   return arena->heap.dirty_pages();
@@ -448,6 +455,38 @@ TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
   g_options = saved;
   EXPECT_EQ(floors.back(), kDirtyFloorMaxPages);
   for (size_t i = 1; i < floors.size(); ++i) EXPECT_GE(floors[i], floors[i - 1]);
+}
+
+// Past its least, the dirty floor counts up to the arena's active pages: a program that frees
+// nearly all it holds keeps no grown floor's worth of dirty pages (it fails when the floor alone
+// is the limit: the freed runs stay dirty under a 16 MiB floor).
+TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActive) {
+  const Options saved = g_options;
+  struct Restore {
+    const Options& options;
+    ~Restore() { g_options = options; }
+  } restore{saved};  // also when an assertion returns early: the tests below read the options
+  g_options.decay_ms = uint64_t{1} << 40;
+  g_options.dirty_percent = 0;  // the limit is the floor
+  Arena* arena = ThreadArena();
+  ASSERT_FALSE(arena->caller);
+  lethe_purge();
+  size_t active;
+  {
+    MutexLock lock(&arena->lock);
+    active = arena->heap.active_pages();
+  }
+  // 8 MiB, under the floor's ceiling, and more than the arena holds otherwise.
+  constexpr size_t kRuns = kDirtyFloorMaxPages / 64 / 2;
+  ASSERT_LT(active, kRuns * 64 / 2);
+  size_t dirty = FreeRunsOf256KiB(arena, kRuns, kDirtyFloorMaxPages);
+  ASSERT_GE(dirty, kRuns * 64);
+  MutexLock lock(&arena->lock);
+  size_t limit = std::max(arena->heap.active_pages(), kDirtyFloorMinPages);
+  ASSERT_LT(limit, dirty);
+  ArenaPurgeExcess(arena);
+  EXPECT_LE(arena->heap.dirty_pages(), limit / 2);
+  EXPECT_EQ(arena->dirty_floor_pages, kDirtyFloorMaxPages);  // held to the active pages, not cut
 }
 
 TEST(Options, ParsesEveryKeyAndRejectsBadItems) {
