@@ -29,21 +29,26 @@ bool ClaimRelease(Arena* arena) {
   return true;
 }
 
-// dirty_percent of the active pages, or the dirty floor held to the active pages (never under
-// its least: kDirtyFloorMinPages).
+// dirty_percent of the active pages, or the dirty floor; once the arena has shed half the active
+// pages it churned at, the floor counts only up to the active pages (never under its least).
 size_t DirtyLimit(const Arena& arena) {
   size_t active = arena.heap.active_pages();
   size_t limit = active * g_options.dirty_percent / 100;
-  size_t floor = std::min(arena.dirty_floor_pages, std::max(active, kDirtyFloorMinPages));
+  size_t floor = arena.dirty_floor_pages;
+  if (active < arena.churn_active_pages / 2) {
+    floor = std::min(floor, std::max(active, kDirtyFloorMinPages));
+  }
   return std::max(limit, floor);
 }
 
-// Under the lock, when the dirty limit was exceeded: grows the floor on a quick repeat.
+// Under the lock, when the dirty limit was exceeded: on a quick repeat, grows the floor and notes
+// the active pages the arena churns at.
 void NoteExcess(Arena* arena) {
   uint64_t now = DecayNowNs();
   uint64_t window = g_options.decay_ms * 1000000u / 8;
-  if (now - arena->last_excess_ns < window && arena->dirty_floor_pages < kDirtyFloorMaxPages) {
-    arena->dirty_floor_pages *= 2;
+  if (now - arena->last_excess_ns < window) {
+    if (arena->dirty_floor_pages < kDirtyFloorMaxPages) arena->dirty_floor_pages *= 2;
+    arena->churn_active_pages = arena->heap.active_pages();
   }
   arena->last_excess_ns = now;
 }

@@ -457,10 +457,11 @@ TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
   for (size_t i = 1; i < floors.size(); ++i) EXPECT_GE(floors[i], floors[i - 1]);
 }
 
-// Past its least, the dirty floor counts up to the arena's active pages: a program that frees
-// nearly all it holds keeps no grown floor's worth of dirty pages (it fails when the floor alone
-// is the limit: the freed runs stay dirty under a 16 MiB floor).
-TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActive) {
+// Past its least, the dirty floor counts up to the arena's active pages once they fell under half
+// of what the arena churned at: a program that frees nearly all it holds keeps no grown floor's
+// worth of dirty pages (it fails when the floor alone is the limit: the freed runs stay dirty
+// under a 16 MiB floor).
+TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActiveOnceItShedsThem) {
   const Options saved = g_options;
   struct Restore {
     const Options& options;
@@ -479,6 +480,10 @@ TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActive) {
   // 8 MiB, under the floor's ceiling, and more than the arena holds otherwise.
   constexpr size_t kRuns = kDirtyFloorMaxPages / 64 / 2;
   ASSERT_LT(active, kRuns * 64 / 2);
+  {
+    MutexLock lock(&arena->lock);
+    arena->churn_active_pages = active + kRuns * 64;  // as if it churned with the runs live
+  }
   size_t dirty = FreeRunsOf256KiB(arena, kRuns, kDirtyFloorMaxPages);
   ASSERT_GE(dirty, kRuns * 64);
   MutexLock lock(&arena->lock);
@@ -487,6 +492,39 @@ TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActive) {
   ArenaPurgeExcess(arena);
   EXPECT_LE(arena->heap.dirty_pages(), limit / 2);
   EXPECT_EQ(arena->dirty_floor_pages, kDirtyFloorMaxPages);  // held to the active pages, not cut
+}
+
+// An arena that churns at a small active size keeps the floor it grew there: blocks larger than
+// all it keeps live, allocated and freed again and again, stay dirty for the next round (it fails
+// when the floor counts only up to the active pages: each round purged and refaulted them).
+TEST(Purge, AnArenaThatChurnsAtASmallActiveSizeKeepsItsFloor) {
+  const Options saved = g_options;
+  struct Restore {
+    const Options& options;
+    ~Restore() { g_options = options; }
+  } restore{saved};
+  g_options.decay_ms = uint64_t{1} << 40;
+  g_options.dirty_percent = 0;  // the limit is the floor
+  Arena* arena = ThreadArena();
+  ASSERT_FALSE(arena->caller);
+  void* kept = lethe_malloc(256 * 1024);  // live throughout: the active size it churns at
+  lethe_purge();
+  uint64_t purged;
+  {
+    MutexLock lock(&arena->lock);
+    arena->dirty_floor_pages = kDirtyFloorMaxPages;
+    arena->churn_active_pages = arena->heap.active_pages();
+    purged = arena->heap.purged_pages_total();
+  }
+  constexpr size_t kRuns = 8;  // 2 MiB: past the active pages, under the floor
+  for (int round = 0; round < 4; ++round) AllocateAndFreeRunsOf256KiB(kRuns);
+  {
+    MutexLock lock(&arena->lock);
+    EXPECT_GE(arena->heap.dirty_pages(), kRuns * 64);
+    EXPECT_GT(arena->heap.dirty_pages(), arena->heap.active_pages());
+    EXPECT_EQ(arena->heap.purged_pages_total(), purged);
+  }
+  lethe_free(kept);
 }
 
 TEST(Options, ParsesEveryKeyAndRejectsBadItems) {

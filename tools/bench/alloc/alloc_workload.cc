@@ -3,7 +3,7 @@
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
-//        bursts | aligned | xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS |
+//        bursts | shrinks | aligned | xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS |
 //        handoff THREADS | pairs N | reallocs N | compile-trace OUT RAW... | replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
@@ -43,6 +43,10 @@
 //           Reports time, peak RSS and page faults.
 //  bursts   2000 rounds of 1000 blocks of one or two classes (1-1064 B) allocated, then all freed,
 //           in one of two orders (sh6bench-like). Reports time, peak RSS and page faults.
+//  shrinks  64 live slots, 4*10^5 steps: a block of 16 B-64 KiB (uniform) is allocated, its first
+//           256 B written, then shrunk by realloc to a quarter of its size (a buffer trimmed to
+//           what it holds once built); the slot's previous block is freed first. Most blocks are
+//           large runs that shed their tails. Reports time, peak RSS and page faults.
 //  aligned  posix_memalign over a page: 64 KiB work buffers aligned to 64 KiB, 4 live, written
 //           in full; 10^6 random replacements of 1 B-96 KiB aligned to 16 B-64 KiB; 2 MiB
 //           buffers aligned to 2 MiB, 2 live, written in full. Reports time and page faults of
@@ -668,6 +672,29 @@ void RunBursts() {
   std::printf("ms=%.1f peak_kb=%ld minflt=%ld\n", elapsed, PeakRssKb(), MinorFaults() - faults);
 }
 
+// ---- shrinks: blocks trimmed by realloc ---------------------------------------------------------
+void RunShrinks() {
+  constexpr int kSteps = 400000;
+  constexpr size_t kSlots = 64;
+  Random random(47);
+  std::vector<void*> slots(kSlots, nullptr);
+  long faults = MinorFaults();
+  double start = NowMs();
+  for (int step = 0; step < kSteps; ++step) {
+    void*& slot = slots[random.Below(kSlots)];
+    std::free(slot);
+    size_t size = random.Between(16, 64 * 1024);
+    void* block = std::malloc(size);
+    if (block == nullptr) std::abort();
+    Touch(block, size < 256 ? size : 256, static_cast<unsigned char>(step));
+    slot = std::realloc(block, size / 4 + 1);
+    if (slot == nullptr) std::abort();
+  }
+  double elapsed = NowMs() - start;
+  for (void* block : slots) std::free(block);
+  std::printf("ms=%.1f peak_kb=%ld minflt=%ld\n", elapsed, PeakRssKb(), MinorFaults() - faults);
+}
+
 // ---- rounding: what large size classes cost in RSS ---------------------------------------------
 void RunRounding() {
   constexpr size_t kBlocks = 3000;
@@ -938,6 +965,8 @@ int main(int argc, char** argv) {
     RunRounding();
   } else if (mode == "bursts") {
     RunBursts();
+  } else if (mode == "shrinks") {
+    RunShrinks();
   } else if (mode == "aligned") {
     RunAligned();
   } else if (mode == "scatter" && argc > 2 && FindShape(kScatterShapes, argv[2]) != nullptr) {
@@ -962,7 +991,7 @@ int main(int argc, char** argv) {
                  "usage: %s churn | churn-residency LOADS (1..%d) | mt THREADS | realloc | slop |"
                  " pagemap LIVE_RUNS | appends exact|doubling |"
                  " bigbuf reuse|mixed|interleaved|large | rounding | scatter mixed|mid | bursts |"
-                 " aligned |"
+                 " shrinks | aligned |"
                  " xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS (1..64) |"
                  " handoff THREADS (1..64) |"
                  " pairs N | reallocs N |"
