@@ -20,6 +20,10 @@ the lethe row is Lethe as a plain malloc. lethe-linked runs DIR/lethe-stress, th
 Lethe's malloc linked in, the engine's per-page arenas and decay ticks live. It is printed for
 comparison; the verdicts are given for both Lethe rows, against the same peers.
 
+Every allocator runs with its default settings: the children get no LETHE_OPTIONS (nor the
+caller's LD_PRELOAD), so an option set in the calling shell changes nothing here; to try one, run
+DIR/lethe-stress-baseline --child lethe --result FILE.csv with LD_PRELOAD and LETHE_OPTIONS.
+
 Figures: terminal RSS is the child's last sample (the end of the idle, all windows but one closed);
 peak RSS is the kernel's high-water mark (ru_maxrss from wait4, VmHWM); wall and CPU (user + system)
 time and minor page faults (ru_minflt, in thousands: nearly deterministic, and on this VM a fault
