@@ -3,8 +3,9 @@
 //
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
-//        bursts | shrinks | aligned | xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS |
-//        handoff THREADS | pairs N | reallocs N | compile-trace OUT RAW... | replay TRACE
+//        bursts | shrinks | aligned | xthread small|small-4x4|surfaces|surfaces-written |
+//        scratch THREADS | handoff THREADS | pairs N | reallocs N | compile-trace OUT RAW... |
+//        replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -133,6 +134,17 @@ size_t LogUniform(Random& random, size_t low, size_t high) {
 }
 
 void Touch(void* block, size_t size, unsigned char value) { std::memset(block, value, size); }
+// malloc and realloc for the workloads: a failure ends the run (no figure from a partial run).
+void* MallocOrAbort(size_t size) {
+  void* block = std::malloc(size);
+  if (block == nullptr) std::abort();
+  return block;
+}
+void* ReallocOrAbort(void* block, size_t size) {
+  block = std::realloc(block, size);
+  if (block == nullptr) std::abort();
+  return block;
+}
 
 // ---- churn ------------------------------------------------------------------------------------
 struct Object {
@@ -160,8 +172,7 @@ struct Churn {
   size_t live_bytes = 0;
 
   void* Make(size_t size, unsigned char value) {
-    void* block = std::malloc(size);
-    if (block == nullptr) std::abort();
+    void* block = MallocOrAbort(size);
     Touch(block, size < 4096 ? size : 4096, value);
     live_bytes += size;
     return block;
@@ -217,8 +228,7 @@ struct Churn {
     int images = 1 + static_cast<int>(random.Below(3));
     for (int i = 0; i < images; ++i) {
       size_t size = random.Between(300 * 1024, 3 * 1024 * 1024);
-      void* pixels = std::malloc(size);
-      if (pixels == nullptr) std::abort();
+      void* pixels = MallocOrAbort(size);
       Touch(pixels, size, 0x7f);
       live_bytes += size;
       kept.push_back(Object{pixels, size});
@@ -370,13 +380,13 @@ void RunRealloc() {
   std::vector<char*> buffers(200, nullptr);
   for (size_t size = 16; size <= 64 * 1024; size += 16) {
     for (char*& buffer : buffers) {
-      buffer = static_cast<char*>(std::realloc(buffer, size));
+      buffer = static_cast<char*>(ReallocOrAbort(buffer, size));
       buffer[size - 1] = 1;
     }
   }
   char* big = nullptr;
   for (size_t size = 4096; size <= 32u * 1024 * 1024; size += 4096) {
-    big = static_cast<char*>(std::realloc(big, size));
+    big = static_cast<char*>(ReallocOrAbort(big, size));
     big[size - 1] = 1;
   }
   double exact_ms = NowMs() - start;
@@ -387,7 +397,7 @@ void RunRealloc() {
   for (int round = 0; round < 20; ++round) {
     char* buffer = nullptr;
     for (size_t size = 16; size <= 32u * 1024 * 1024; size *= 2) {
-      buffer = static_cast<char*>(std::realloc(buffer, size));
+      buffer = static_cast<char*>(ReallocOrAbort(buffer, size));
       std::memset(buffer + size / 2, 1, size / 2);
     }
     std::free(buffer);
@@ -474,8 +484,7 @@ void RunAppends(bool exact) {
     size_t length = buffer.length + add;
     if (length > buffer.capacity) {
       size_t capacity = exact ? length : std::max(length, buffer.capacity * 2);
-      char* data = static_cast<char*>(std::realloc(buffer.data, capacity));
-      if (data == nullptr) std::abort();
+      auto* data = static_cast<char*>(ReallocOrAbort(buffer.data, capacity));
       if (data != buffer.data && buffer.data != nullptr) {
         ++moves;
         moved_bytes += buffer.length;
@@ -527,8 +536,7 @@ void RunBigBuffers(const BigBufferShape& shape) {
       live.erase(live.begin() + static_cast<long>(victim));
     }
     size_t size = shape.low == shape.high ? shape.low : LogUniform(random, shape.low, shape.high);
-    void* block = std::malloc(size);
-    if (block == nullptr) std::abort();
+    void* block = MallocOrAbort(size);
     Touch(block, size, static_cast<unsigned char>(i));
     allocated += size;
     live.emplace_back(block, size);
@@ -575,8 +583,7 @@ void RunScatter(const ScatterShape& shape) {
     void*& slot = slots[random.Below(kSlots)];
     std::free(slot);
     size_t size = LogUniform(random, shape.low, shape.high);
-    slot = std::malloc(size);
-    if (slot == nullptr) std::abort();
+    slot = MallocOrAbort(size);
     Touch(slot, size < 64 ? size : 64, static_cast<unsigned char>(i));
   }
   double elapsed = NowMs() - start;
@@ -657,8 +664,7 @@ void RunBursts() {
     size_t base = random.Between(1, 1000);
     for (int i = 0; i < kBlocks; ++i) {
       size_t size = base + static_cast<size_t>(i % 64);
-      blocks[i] = std::malloc(size);
-      if (blocks[i] == nullptr) std::abort();
+      blocks[i] = MallocOrAbort(size);
       Touch(blocks[i], size < 8 ? size : 8, static_cast<unsigned char>(i));
     }
     if (round % 2 == 0) {
@@ -684,11 +690,9 @@ void RunShrinks() {
     void*& slot = slots[random.Below(kSlots)];
     std::free(slot);
     size_t size = random.Between(16, 64 * 1024);
-    void* block = std::malloc(size);
-    if (block == nullptr) std::abort();
+    void* block = MallocOrAbort(size);
     Touch(block, size < 256 ? size : 256, static_cast<unsigned char>(step));
-    slot = std::realloc(block, size / 4 + 1);
-    if (slot == nullptr) std::abort();
+    slot = ReallocOrAbort(block, size / 4 + 1);
   }
   double elapsed = NowMs() - start;
   for (void* block : slots) std::free(block);
@@ -705,8 +709,7 @@ void RunRounding() {
   long faults = MinorFaults();
   for (void*& block : blocks) {
     size_t size = LogUniform(random, 16 << 10, 1 << 20);
-    block = std::malloc(size);
-    if (block == nullptr) std::abort();
+    block = MallocOrAbort(size);
     Touch(block, size, 1);
     requested += size;
     usable += malloc_usable_size(block);
@@ -771,8 +774,7 @@ class CrossThreadPair {
       size_t size = shape_.surfaces        ? LogUniform(random, 16 << 10, 4 << 20)
                     : random.Below(16) == 0 ? random.Between(1025, 4096)
                                             : random.Between(16, 512);
-      auto* block = static_cast<char*>(std::malloc(size));
-      if (block == nullptr) std::abort();
+      auto* block = static_cast<char*>(MallocOrAbort(size));
       block[0] = static_cast<char>(i);
       if (shape_.written) std::memset(block, static_cast<int>(i), size);
       if (shape_.surfaces) block[size - 1] = 1;
@@ -830,8 +832,7 @@ void RunScratch(int workers) {
   constexpr size_t kBytes = 8;
   std::vector<char*> handed(static_cast<size_t>(workers));
   for (char*& block : handed) {
-    block = static_cast<char*>(std::malloc(kBytes));
-    if (block == nullptr) std::abort();
+    block = static_cast<char*>(MallocOrAbort(kBytes));
   }
   double start = NowMs();
   std::vector<std::thread> threads;
@@ -839,8 +840,7 @@ void RunScratch(int workers) {
     threads.emplace_back([block] {
       std::free(block);
       for (int i = 0; i < kBlocks; ++i) {
-        auto* mine = static_cast<volatile char*>(std::malloc(kBytes));
-        if (mine == nullptr) std::abort();
+        auto* mine = static_cast<volatile char*>(MallocOrAbort(kBytes));
         for (int write = 0; write < kWrites; ++write) {
           for (size_t byte = 0; byte < kBytes; ++byte) mine[byte] = static_cast<char>(mine[byte] + 1);
         }
@@ -875,8 +875,7 @@ void RunHandoff(int threads) {
       for (int round = 0; round < kRounds; ++round) {
         for (int i = 0; i < kBatch; ++i) {
           size_t size = random.Between(1, 1000);
-          batch.push_back(std::malloc(size));
-          if (batch.back() == nullptr) std::abort();
+          batch.push_back(MallocOrAbort(size));
           Touch(batch.back(), size < 16 ? size : 16, static_cast<unsigned char>(i));
         }
         freed.arrive_and_wait();
