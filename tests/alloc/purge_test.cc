@@ -424,12 +424,27 @@ TEST(Purge, ThePurgersPassLeavesABatchOverTheLimitToItsGraceAndReturnsItsEnd) {
   g_options.decay_ms = decay_ms;
 }
 
+// For a test of the dirty floor alone: a decay that outlasts the test, and dirty_percent 0 (the
+// limit is the floor). The options come back when the scope ends, also when an assertion returns
+// early: the tests after it read them.
+class FloorIsTheLimit {
+ public:
+  FloorIsTheLimit() {
+    g_options.decay_ms = uint64_t{1} << 40;
+    g_options.dirty_percent = 0;
+  }
+  ~FloorIsTheLimit() { g_options = saved_; }
+  FloorIsTheLimit(const FloorIsTheLimit&) = delete;
+  FloorIsTheLimit& operator=(const FloorIsTheLimit&) = delete;
+
+ private:
+  const Options saved_ = g_options;
+};
+
 // An arena's dirty floor starts at 256 KiB and doubles, up to 2 MiB, while excess purges come
 // within decay_ms / 8 of each other (here: a decay time so long that they all do).
 TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
-  Options saved = g_options;
-  g_options.decay_ms = uint64_t{1} << 40;
-  g_options.dirty_percent = 0;  // the limit is the floor
+  FloorIsTheLimit options;
   Arena* arena = ThreadArena();
   {
     MutexLock lock(&arena->lock);
@@ -452,7 +467,6 @@ TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
     ArenaPurgeExcess(arena);  // a no-op when the purge thread took the excess first
     floors.push_back(arena->dirty_floor_pages);
   }
-  g_options = saved;
   EXPECT_EQ(floors.back(), kDirtyFloorMaxPages);
   for (size_t i = 1; i < floors.size(); ++i) EXPECT_GE(floors[i], floors[i - 1]);
 }
@@ -462,13 +476,7 @@ TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
 // worth of dirty pages (it fails when the floor alone is the limit: the freed runs stay dirty
 // under a 16 MiB floor).
 TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActiveOnceItShedsThem) {
-  const Options saved = g_options;
-  struct Restore {
-    const Options& options;
-    ~Restore() { g_options = options; }
-  } restore{saved};  // also when an assertion returns early: the tests below read the options
-  g_options.decay_ms = uint64_t{1} << 40;
-  g_options.dirty_percent = 0;  // the limit is the floor
+  FloorIsTheLimit options;
   Arena* arena = ThreadArena();
   ASSERT_FALSE(arena->caller);
   lethe_purge();
@@ -498,13 +506,7 @@ TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActiveOnceItShedsTh
 // all it keeps live, allocated and freed again and again, stay dirty for the next round (it fails
 // when the floor counts only up to the active pages: each round purged and refaulted them).
 TEST(Purge, AnArenaThatChurnsAtASmallActiveSizeKeepsItsFloor) {
-  const Options saved = g_options;
-  struct Restore {
-    const Options& options;
-    ~Restore() { g_options = options; }
-  } restore{saved};
-  g_options.decay_ms = uint64_t{1} << 40;
-  g_options.dirty_percent = 0;  // the limit is the floor
+  FloorIsTheLimit options;
   Arena* arena = ThreadArena();
   ASSERT_FALSE(arena->caller);
   void* kept = lethe_malloc(256 * 1024);  // live throughout: the active size it churns at
