@@ -7,7 +7,8 @@ prints the median of each figure and its ratio to the best of the four peers.
 usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/liblethe-malloc.so
                           [--reps N] [--only churn,mt1,mt2,realloc,slop,pagemap100,pagemap100000,
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
-                                             bigbuf_interleaved,bigbuf_large,scatter_mixed,scatter_mid,bursts,shrinks,aligned,
+                                             bigbuf_interleaved,bigbuf_large,scatter_mixed,scatter_mid,
+                                             bursts,shrinks,aligned,
                                              rounding,xthread,xthread_4x4,python_exit,xthread_surfaces,
                                              xthread_surfaces_written,scratch1,scratch2,handoff2]
                           [--raw FILE.json] [--syscalls] [--traces DIR]
@@ -80,7 +81,8 @@ WORKLOADS = {
     "scatter_mid": (["scatter", "mid"], [("ms", "ms", True), ("peak_kb", "KiB", True),
                                         ("minflt", "faults", True)]),
     "bursts": (["bursts"], [("ms", "ms", True), ("peak_kb", "KiB", True), ("minflt", "faults", True)]),
-    "shrinks": (["shrinks"], [("ms", "ms", True), ("peak_kb", "KiB", True), ("minflt", "faults", True)]),
+    "shrinks": (["shrinks"], [("ms", "ms", True), ("peak_kb", "KiB", True),
+                              ("minflt", "faults", True)]),
     "aligned": (["aligned"], [("buffers_ms", "ms", True), ("buffers_minflt", "faults", True),
                               ("mixed_ms", "ms", True), ("mixed_minflt", "faults", True),
                               ("huge_ms", "ms", True), ("huge_minflt", "faults", True),
