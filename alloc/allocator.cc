@@ -394,8 +394,14 @@ void* Reallocate(void* pointer, size_t size) {
   const size_t old_size = ChunkBlockSize(chunk, page, entry, pointer);
   if (old_size == 0) lethe_fatal_pointer("realloc(): invalid pointer ", pointer, "");
   if (MapKind(entry) == PageKind::kSmall) {
-    if (size <= kSmallMaxBytes && SmallClassOf(size) == MapClass(entry)) return pointer;
-    return ReallocateByMoving(pointer, size, old_size, false);
+    // A block that realloc grew into a coarser class (SmallGrowthBytes) stays there for every
+    // size that would grow into it, so that the next steps of its growth do not move it back.
+    if (size <= kSmallMaxBytes && (SmallClassOf(size) == MapClass(entry) ||
+                                   (size <= old_size && old_size <= SmallGrowthBytes(size)))) {
+      return pointer;
+    }
+    return ReallocateByMoving(pointer, size > old_size ? SmallGrowthBytes(size) : size, old_size,
+                              false);
   }
   if (size > kSmallMaxBytes && size <= kLargeMaxBytes) {
     // Within its class a large block stays as it is; past it, it grows in place to the new

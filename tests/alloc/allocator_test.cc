@@ -486,6 +486,48 @@ TEST(Allocator, ReallocKeepsABlockWithinItsClassAndMovesItPast) {
   lethe_free(back);
 }
 
+// A small block grown a few bytes at a time moves on the coarser grid of SmallGrowthBytes: from
+// 129 B to 4 KiB, 4 moves per doubling (5 doublings), not one per class (8 per doubling); and
+// every byte written survives each move.
+TEST(Allocator, ASmallBlockGrownByReallocMovesAtMostFourTimesPerDoubling) {
+  auto* block = static_cast<unsigned char*>(lethe_malloc(129));
+  ASSERT_NE(block, nullptr);
+  for (size_t i = 0; i < 129; ++i) block[i] = static_cast<unsigned char>(i * 7);
+  int moves = 0;
+  for (size_t length = 130; length <= 4096; ++length) {
+    auto* grown = static_cast<unsigned char*>(lethe_realloc(block, length));
+    ASSERT_NE(grown, nullptr);
+    moves += grown != block;
+    block = grown;
+    block[length - 1] = static_cast<unsigned char>((length - 1) * 7);
+  }
+  for (size_t i = 0; i < 4096; ++i) ASSERT_EQ(block[i], static_cast<unsigned char>(i * 7)) << i;
+  EXPECT_EQ(moves, 4 * 5);  // 160, 192, ..., 4096: each grid step once (8 per doubling: 39)
+  EXPECT_EQ(lethe_usable_size(block), 4096u);
+  lethe_free(block);
+}
+
+// A grown block keeps its coarser class while realloc asks for any size that would grow into it,
+// and moves down to a class of its own when asked for less than that: a shrink to well under its
+// size gives the bytes back.
+TEST(Allocator, AGrownBlockStaysInItsClassUntilARequestNoLongerGrowsIntoIt) {
+  auto* block = static_cast<char*>(lethe_malloc(300));  // class 320
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 5, 300);
+  auto* grown = static_cast<char*>(lethe_realloc(block, 330));  // past 320: to 384, not 352
+  ASSERT_NE(grown, nullptr);
+  ASSERT_EQ(lethe_usable_size(grown), 384u);
+  EXPECT_EQ(lethe_realloc(grown, 340), grown);  // class 352 on its own; grows into 384: stays
+  EXPECT_EQ(lethe_realloc(grown, 321), grown);
+  EXPECT_EQ(lethe_realloc(grown, 384), grown);
+  auto* shrunk = static_cast<char*>(lethe_realloc(grown, 200));  // grows into 224 only: moves
+  ASSERT_NE(shrunk, nullptr);
+  EXPECT_NE(shrunk, grown);
+  EXPECT_EQ(lethe_usable_size(shrunk), 208u);  // a shrink takes the request's own class
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(shrunk[i], 5) << i;
+  lethe_free(shrunk);
+}
+
 TEST(AllocatorDeathTest, FreeingTheMiddleOfALargeBlockAborts) {
   auto* block = static_cast<char*>(lethe_malloc(100000));
   EXPECT_DEATH(lethe_free(block + 8192), "lethe: free\\(\\): invalid pointer");

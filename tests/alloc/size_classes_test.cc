@@ -87,6 +87,33 @@ TEST(SizeClasses, AtMostEightClassesPerDoublingAboveTheQuantumSteps) {
   }
 }
 
+// A small block that realloc grows moves to SmallGrowthBytes: a class of its own (so that the
+// move lands on a block of exactly that size), at most a quarter above the request, and at most
+// 4 distinct sizes per doubling from 128 B to a page (the number of moves a growing block makes).
+TEST(SizeClasses, GrowthSizesAreClassesAQuarterAboveTheRequestAtMostFourPerDoubling) {
+  for (size_t size = 1; size <= kSmallMaxBytes; ++size) {
+    size_t grown = SmallGrowthBytes(size);
+    ASSERT_GE(grown, size) << size;
+    ASSERT_LE(GoodSize(grown) - size, size <= 128 ? 15 : size / 4) << size;
+    if (size > kPageBytes) {
+      ASSERT_EQ(grown, size) << size;  // multi-page runs: the request's own class
+    }
+    if (size > 128 && size <= kPageBytes) {
+      ASSERT_EQ(GoodSize(grown), grown) << size;
+    }
+  }
+  EXPECT_EQ(SmallGrowthBytes(kSmallMaxBytes + 1), kSmallMaxBytes + 1);  // large: its own rule
+  for (size_t base = 128; base < kPageBytes; base *= 2) {
+    std::vector<size_t> sizes;
+    for (size_t size = base + 1; size <= 2 * base; ++size) {
+      if (sizes.empty() || sizes.back() != SmallGrowthBytes(size)) {
+        sizes.push_back(SmallGrowthBytes(size));
+      }
+    }
+    EXPECT_LE(sizes.size(), 4u) << base;
+  }
+}
+
 TEST(SizeClasses, RunLayoutsHoldTheirRegionsAndHeader) {
   int in_chunk = 0;
   for (const SmallClass& layout : kSmallClasses) {
