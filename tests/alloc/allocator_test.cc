@@ -218,6 +218,27 @@ TEST(Allocator, AlignedAllocationsOfEverySizeAndAlignment) {
   EXPECT_EQ(errno, EINVAL);
 }
 
+// A small aligned request takes the smallest class that is aligned enough and holds it, as
+// malloc of the request rounded up to the alignment would: 100 B at 64 -> 128, 300 B at 256 ->
+// 512, 3000 B at 4 KiB -> 4096; and it comes from the thread cache like any small block.
+TEST(Allocator, ASmallAlignedRequestGetsTheSmallestAlignedClassThatHoldsIt) {
+  struct Case {
+    size_t alignment, size, usable;
+  };
+  for (Case c : {Case{16, 1, 16}, Case{32, 40, 64}, Case{64, 100, 128}, Case{256, 300, 512},
+                 Case{256, 2305, 2560}, Case{1024, 4097, 5120}, Case{4096, 3000, 4096},
+                 Case{4096, 8193, 12288}}) {
+    void* block = lethe_aligned_alloc(c.alignment, c.size);
+    ASSERT_NE(block, nullptr) << c.alignment << " " << c.size;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % c.alignment, 0u) << c.size;
+    EXPECT_EQ(lethe_usable_size(block), c.usable) << c.alignment << " " << c.size;
+    std::memset(block, 3, c.size);
+    lethe_free(block);
+    EXPECT_EQ(lethe_aligned_alloc(c.alignment, c.size), block) << "the cached region again";
+    lethe_free(block);
+  }
+}
+
 TEST(Allocator, CallocZeroesReusedMemory) {
   for (size_t size : {24u, 3000u, 40000u, 100000u}) {  // 40000: through the large thread cache
     void* dirty = lethe_malloc(size);

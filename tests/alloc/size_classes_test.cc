@@ -114,6 +114,27 @@ TEST(SizeClasses, GrowthSizesAreClassesAQuarterAboveTheRequestAtMostFourPerDoubl
   }
 }
 
+// aligned_alloc's fast path (allocator.cc SmallClassFor): for an alignment up to a page, the
+// class of the request rounded up to the alignment is the smallest class that holds the request
+// and is a multiple of the alignment, and where the rounded request is no small size, no small
+// class is both.
+TEST(SizeClasses, AlignedClassIsTheRoundedRequestsClass) {
+  for (size_t alignment = 16; alignment <= kPageBytes; alignment *= 2) {
+    for (size_t size = 1; size <= kSmallMaxBytes; ++size) {
+      size_t scanned = 0;  // the smallest aligned class that holds `size`, by a scan
+      for (uint32_t klass : kSmallSizes) {
+        if (klass >= size && klass % alignment == 0) {
+          scanned = klass;
+          break;
+        }
+      }
+      size_t rounded = AlignUp(size, alignment);
+      size_t found = rounded <= kSmallMaxBytes ? kSmallSizes[SmallClassOf(rounded)] : 0;
+      ASSERT_EQ(found, scanned) << alignment << " " << size;
+    }
+  }
+}
+
 TEST(SizeClasses, RunLayoutsHoldTheirRegionsAndHeader) {
   int in_chunk = 0;
   for (const SmallClass& layout : kSmallClasses) {
