@@ -754,5 +754,23 @@ TEST_F(PageHeapTest, DecayPurgesParkedRunsLikeOtherDirtyRuns) {
   FreeLarge(guard);
 }
 
+// A heap that keeps growing maps each new chunk with one call: the next aligned mapping is asked
+// for just below the last (os.cc). Without the hint, the kernel put each one in the highest gap,
+// below the misaligned start of the last two-chunk try, and every chunk took two maps (64 here).
+TEST(OsMap, ChunksMappedOneAfterAnotherTakeAboutOneCallEach) {
+  constexpr int kChunks = 32;
+  std::vector<void*> chunks;
+  uint64_t before = OsMapCallCount();
+  for (int i = 0; i < kChunks; ++i) {
+    void* chunk = OsMap(kChunkBytes, kChunkBytes);
+    ASSERT_NE(chunk, nullptr);
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(chunk) % kChunkBytes, 0u);
+    std::memset(chunk, 1, kPageBytes);
+    chunks.push_back(chunk);
+  }
+  EXPECT_LE(OsMapCallCount() - before, uint64_t{kChunks} + 4);
+  for (void* chunk : chunks) OsUnmap(chunk, kChunkBytes);
+}
+
 }  // namespace
 }  // namespace lethe::internal
