@@ -116,7 +116,9 @@ void* OsMap(size_t bytes, size_t alignment) {
   uintptr_t aligned = AlignUp(start, alignment);
   if (aligned > start) munmap(address, aligned - start);
   uintptr_t end = start + bytes + alignment;
-  if (end > aligned + bytes) munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+  if (end > aligned + bytes) {
+    munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+  }
   NoteAlignedMapping(aligned, bytes, alignment);
   return reinterpret_cast<void*>(aligned);
 }
