@@ -64,13 +64,10 @@ LETHE_NOINLINE bool InitSlow() {
 
 // The smallest class that holds `size` and whose regions are aligned to `alignment` (a power of
 // two), or -1. Over a page, none: a region is aligned to its size's largest power-of-two
-// divisor, up to a page (size_classes.h). It is the class of `size` rounded up to `alignment`:
-// every multiple of a power of two up to a page that is a small size is a class of its own, or
-// lies in a range whose class step is a multiple of it (AlignedClassIsTheRoundedRequestsClass).
+// divisor, up to a page (size_classes.h SmallAlignedBytes).
 int SmallClassFor(size_t size, size_t alignment) {
-  if (size > kSmallMaxBytes || alignment > kPageBytes) return -1;
-  size_t rounded = AlignUp(size, alignment);
-  return rounded <= kSmallMaxBytes ? static_cast<int>(SmallClassOf(rounded)) : -1;
+  size_t bytes = SmallAlignedBytes(size, alignment);
+  return bytes != 0 ? static_cast<int>(SmallClassOf(bytes)) : -1;
 }
 
 void* AllocateSmall(uint32_t klass) {
@@ -210,12 +207,11 @@ void* AllocateZeroed(size_t count, size_t size) {
 void* AllocateAligned(size_t alignment, size_t size) {
   if (alignment <= 8) return Allocate(size);
   if (size == 0) size = 1;
-  // Up to a page, the request rounded up to its alignment takes malloc's fast path: its class is
-  // the smallest aligned one that holds it (SmallClassFor). With slop counting or fail-after on,
-  // the slow path, which counts the request as asked.
-  if (alignment <= kPageBytes && SmallAndFast(size)) {
-    size_t rounded = AlignUp(size, alignment);
-    if (rounded <= kSmallMaxBytes) return Allocate(rounded);
+  // A small aligned request takes malloc's fast path, rounded up to its alignment
+  // (SmallAlignedBytes). With slop counting or fail-after on, the slow path, which counts the
+  // request as asked.
+  if (SmallAndFast(size)) {
+    if (size_t bytes = SmallAlignedBytes(size, alignment)) return Allocate(bytes);
   }
   return AllocateSlow(size, alignment, false);
 }

@@ -233,15 +233,19 @@ constexpr uint32_t LargeClassPages(size_t pages) {
   return rounded < kChunkUsablePages ? rounded : static_cast<uint32_t>(kChunkUsablePages);
 }
 
-// The length in pages a growing buffer of `pages` (>= 4) pages gets when it has to move: the same
-// 4 steps per doubling as the large classes, without their cap, so that a block that keeps growing
-// moves O(log n) times past kLargeMaxBytes too (huge.h: a region block realloc copies).
-constexpr size_t GrowthPages(size_t pages) {
-  uint64_t below = pages - 1;
+// `n` (>= 1) rounded up to 4 steps per doubling: a multiple of a quarter of the power of two
+// below it (exact up to 4). The growth rule of realloc, for pages and for small bytes alike.
+constexpr uint64_t QuarterStepCeil(uint64_t n) {
+  uint64_t below = n - 1;
   int granule_lg = 61 - std::countl_zero(below);  // floor(log2(below)) - 2
   if (granule_lg < 0) granule_lg = 0;
   return ((below >> granule_lg) + 1) << granule_lg;
 }
+
+// The length in pages a growing buffer of `pages` (>= 4) pages gets when it has to move: the same
+// 4 steps per doubling as the large classes, without their cap, so that a block that keeps growing
+// moves O(log n) times past kLargeMaxBytes too (huge.h: a region block realloc copies).
+constexpr size_t GrowthPages(size_t pages) { return QuarterStepCeil(pages); }
 
 // The size a small block that realloc grows out of its class moves to: from 129 B to a page,
 // `size` rounded up to 4 classes per doubling (every such size is a class), as jemalloc's and
@@ -252,14 +256,22 @@ constexpr size_t GrowthPages(size_t pages) {
 // classes have runs of 2-7 pages for 2-4 regions, and a coarser class there left python3
 // (run_alloc_bench.py python_exit) with 0.6 MB more resident at exit.
 constexpr size_t SmallGrowthBytes(size_t size) {
-  if (size <= 128 || size > kPageBytes) return size;
-  uint64_t below = size - 1;
-  int granule_lg = 61 - std::countl_zero(below);  // floor(log2(below)) - 2, >= 5
-  return ((below >> granule_lg) + 1) << granule_lg;
+  return size <= 128 || size > kPageBytes ? size : QuarterStepCeil(size);
 }
 static_assert(SmallGrowthBytes(128) == 128 && SmallGrowthBytes(129) == 160 &&
               SmallGrowthBytes(257) == 320 && SmallGrowthBytes(321) == 384 &&
               SmallGrowthBytes(3585) == kPageBytes && SmallGrowthBytes(4097) == 4097);
+
+// The small size an aligned request takes (aligned_alloc), or 0 when no small class serves it:
+// `size` rounded up to `alignment` (a power of two, up to a page). Every such multiple that is a
+// small size is a class, or lies where the class step is a multiple of the alignment, so the
+// rounded size's class is the smallest aligned class that holds `size`
+// (SizeClasses.AlignedClassIsTheRoundedRequestsClass).
+constexpr size_t SmallAlignedBytes(size_t size, size_t alignment) {
+  if (alignment > kPageBytes || size > kSmallMaxBytes) return 0;
+  size_t rounded = (size + alignment - 1) & ~(alignment - 1);
+  return rounded <= kSmallMaxBytes ? rounded : 0;
+}
 
 // The size a request of `size` bytes gets (the class size; page-rounded for huge).
 // 0 when the size cannot be served (it would overflow).

@@ -114,10 +114,10 @@ TEST(SizeClasses, GrowthSizesAreClassesAQuarterAboveTheRequestAtMostFourPerDoubl
   }
 }
 
-// aligned_alloc's fast path (allocator.cc SmallClassFor): for an alignment up to a page, the
-// class of the request rounded up to the alignment is the smallest class that holds the request
-// and is a multiple of the alignment, and where the rounded request is no small size, no small
-// class is both.
+// aligned_alloc's fast path (SmallAlignedBytes): for an alignment up to a page, the class of the
+// request rounded up to the alignment is the smallest class that holds the request and is a
+// multiple of the alignment, and where the rounded request is no small size, no small class is
+// both.
 TEST(SizeClasses, AlignedClassIsTheRoundedRequestsClass) {
   for (size_t alignment = 16; alignment <= kPageBytes; alignment *= 2) {
     for (size_t size = 1; size <= kSmallMaxBytes; ++size) {
@@ -128,8 +128,8 @@ TEST(SizeClasses, AlignedClassIsTheRoundedRequestsClass) {
           break;
         }
       }
-      size_t rounded = AlignUp(size, alignment);
-      size_t found = rounded <= kSmallMaxBytes ? kSmallSizes[SmallClassOf(rounded)] : 0;
+      size_t bytes = SmallAlignedBytes(size, alignment);
+      size_t found = bytes != 0 ? kSmallSizes[SmallClassOf(bytes)] : 0;
       ASSERT_EQ(found, scanned) << alignment << " " << size;
     }
   }
