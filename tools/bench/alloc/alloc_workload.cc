@@ -4,8 +4,8 @@
 // usage: lethe-alloc-workload churn | churn-residency LOADS | mt THREADS | realloc | slop |
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
 //        bursts | shrinks | aligned | xthread small|small-4x4|surfaces|surfaces-written |
-//        scratch THREADS | handoff THREADS | pairs N | reallocs N | compile-trace OUT RAW... |
-//        replay TRACE
+//        scratch THREADS | handoff THREADS | pairs N | reallocs N | suite SHAPE [quick] |
+//        compile-trace OUT RAW... | replay TRACE
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -72,6 +72,10 @@
 //           instructions per pair with callgrind (Ir of pairs 2N minus Ir of pairs N, over N).
 //  reallocs N  N steps over 64 slots of malloc, calloc, realloc (16 B-64 KiB, moving or not) and
 //           free: a short trace with every kind of call, for the trace tools' test.
+//  suite SHAPE [quick]  a shape of another suite (suite_shapes.cc: realloc growth of small
+//           buffers, small aligned blocks, short-lived threads, larson's rollover, alloc-test,
+//           doubling vectors, stack order, a shared pool, more threads than CPUs). Reports time,
+//           page faults, peak RSS; exits 1 if a block lost its bytes. quick: 1/100 of the steps.
 //  compile-trace OUT RAW...  turns raw traces recorded by liblethe-alloc-trace.so (one per process,
 //           replayed one after another) into the replay file OUT (alloc_replay.h). Not timed.
 //  replay TRACE  replays a compiled trace single-threaded, every block's bytes written: time,
@@ -104,47 +108,20 @@
 
 #include "alloc_replay.h"
 #include "proc_figures.h"
+#include "suite_shapes.h"
+#include "workload_support.h"
 
 namespace {
 
-// xorshift64*: deterministic, cheap, independent of the C library.
-struct Random {
-  uint64_t state;
-  explicit Random(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  uint64_t Next() {
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
-    return state * 2685821657736338717ull;
-  }
-  size_t Below(size_t bound) { return static_cast<size_t>(Next() % bound); }
-  size_t Between(size_t low, size_t high) { return low + Below(high - low + 1); }
-};
-
+using lethe::bench::LogUniform;
+using lethe::bench::MallocOrAbort;
 using lethe::bench::MinorFaults;
 using lethe::bench::NowMs;
 using lethe::bench::PeakRssKb;
+using lethe::bench::Random;
+using lethe::bench::ReallocOrAbort;
 using lethe::bench::RssKb;
-
-// Log-uniform in [low, high].
-size_t LogUniform(Random& random, size_t low, size_t high) {
-  double span = std::log(static_cast<double>(high) / static_cast<double>(low));
-  double unit = static_cast<double>(random.Next() >> 11) / 9007199254740992.0;
-  return static_cast<size_t>(static_cast<double>(low) * std::exp(span * unit));
-}
-
-void Touch(void* block, size_t size, unsigned char value) { std::memset(block, value, size); }
-// malloc and realloc for the workloads: a failure ends the run (no figure from a partial run).
-void* MallocOrAbort(size_t size) {
-  void* block = std::malloc(size);
-  if (block == nullptr) std::abort();
-  return block;
-}
-void* ReallocOrAbort(void* block, size_t size) {
-  block = std::realloc(block, size);
-  if (block == nullptr) std::abort();
-  return block;
-}
+using lethe::bench::Touch;
 
 // ---- churn ------------------------------------------------------------------------------------
 struct Object {
@@ -976,6 +953,12 @@ int main(int argc, char** argv) {
     RunScratch(std::atoi(argv[2]));
   } else if (mode == "handoff" && argc > 2 && std::atoi(argv[2]) >= 1 && std::atoi(argv[2]) <= 64) {
     RunHandoff(std::atoi(argv[2]));
+  } else if (mode == "suite" && (argc == 3 || (argc == 4 && std::strcmp(argv[3], "quick") == 0))) {
+    // "quick": a hundredth of the steps, for the tests.
+    const int status = lethe::bench::RunSuiteShape(argv[2], argc == 4 ? 100 : 1);
+    if (status != 2) return status;
+    std::fprintf(stderr, "usage: %s suite %s [quick]\n", argv[0], lethe::bench::SuiteShapeNames());
+    return 2;
   } else if (mode == "compile-trace" && argc > 3) {
     std::string error = lethe::bench::CompileTrace(std::vector<std::string>(argv + 3, argv + argc), argv[2]);
     if (!error.empty()) std::fprintf(stderr, "compile-trace: %s\n", error.c_str());
@@ -993,9 +976,9 @@ int main(int argc, char** argv) {
                  " shrinks | aligned |"
                  " xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS (1..64) |"
                  " handoff THREADS (1..64) |"
-                 " pairs N | reallocs N |"
+                 " pairs N | reallocs N | suite SHAPE [quick] (SHAPE: %s) |"
                  " compile-trace OUT RAW... | replay TRACE\n",
-                 argv[0], Churn::kCycles * Churn::kPages);
+                 argv[0], Churn::kCycles * Churn::kPages, lethe::bench::SuiteShapeNames());
     return help ? 0 : 2;
   }
   return 0;

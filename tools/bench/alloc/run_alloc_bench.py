@@ -10,7 +10,9 @@ usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/libl
                                              bigbuf_interleaved,bigbuf_large,scatter_mixed,scatter_mid,
                                              bursts,shrinks,aligned,
                                              rounding,xthread,xthread_4x4,python_exit,xthread_surfaces,
-                                             xthread_surfaces_written,scratch1,scratch2,handoff2]
+                                             xthread_surfaces_written,scratch1,scratch2,handoff2,
+                                             grow_small,aligned_small,threads,rollover,alloc_test,
+                                             vectors,stack_order,shared_pool,oversubscribed]
                           [--raw FILE.json] [--syscalls] [--traces DIR]
 
 --traces DIR adds one workload per DIR/NAME.trace (record_traces.sh records and compiles them):
@@ -52,6 +54,7 @@ PYTHON_EXIT_SCRIPT = (
     "print('exit_rss_kb=%s exit_anon_kb=%s exit_file_kb=%s peak_kb=%s' %\n"
     "      (kb('VmRSS'), kb('RssAnon'), kb('RssFile'), kb('VmHWM')))\n")
 
+SUITE_FIGURES = [("ms", "ms", True), ("peak_kb", "KiB", True), ("minflt", "faults", True)]
 # workload name -> (arguments, [(figure, unit, lower is better)]); arguments starting with
 # "python3" run that program instead of lethe-alloc-workload.
 WORKLOADS = {
@@ -98,6 +101,17 @@ WORKLOADS = {
     "scratch1": (["scratch", "1"], [("ms", "ms", True)]),
     "scratch2": (["scratch", "2"], [("ms", "ms", True)]),
     "handoff2": (["handoff", "2"], [("ms", "ms", True), ("peak_kb", "KiB", True)]),
+    # Shapes of other suites (suite_shapes.cc); no issue names a target for them.
+    "grow_small": (["suite", "grow-small"], SUITE_FIGURES + [("moves", "moves", True)]),
+    "aligned_small": (["suite", "aligned-small"],
+                      SUITE_FIGURES + [("misaligned", "blocks", True)]),
+    "threads": (["suite", "threads"], SUITE_FIGURES),
+    "rollover": (["suite", "rollover"], SUITE_FIGURES),
+    "alloc_test": (["suite", "alloc-test"], SUITE_FIGURES),
+    "vectors": (["suite", "vectors"], SUITE_FIGURES),
+    "stack_order": (["suite", "stack-order"], SUITE_FIGURES),
+    "shared_pool": (["suite", "shared-pool"], SUITE_FIGURES),
+    "oversubscribed": (["suite", "oversubscribed"], SUITE_FIGURES),
     # A short real program, not lethe-alloc-workload: python3 starting, building and dumping a
     # 20,000-entry JSON list, dropping it, and printing its own RSS just before it exits.
     "python_exit": (["python3", "-c", PYTHON_EXIT_SCRIPT],
