@@ -318,7 +318,8 @@ def main():
             spread = max((max(v) - min(v)) / statistics.median(v) if statistics.median(v) else 0
                          for v in (samples[(workload, n, figure)] for n in names))
             print("%-22s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
-                  "".join("%11.1f" % row[n] for n in names) + "%8.2f  " % ratio +
+                  "".join("%11.1f" % row[n] for n in names) +
+                  ("%8.2f  " % ratio if best else "%8s  " % "-") +  # a count that is 0 at best
                   verdict(ratio, TARGETS.get((workload, figure))) + "%6.0f%%" % (100 * spread))
     print_size_class_exit_rss(medians)
     if args.syscalls:
