@@ -41,6 +41,23 @@ size_t DirtyLimit(const Arena& arena) {
   return std::max(limit, floor);
 }
 
+// Whether the dirty pages are past the limit and past the last sample's count (kDirtySampleRuns).
+bool OverDirtyLimit(const Arena& arena, size_t limit) {
+  size_t dirty = arena.heap.dirty_pages();
+  return dirty > limit && dirty > arena.dirty_checked_pages + limit / 2;
+}
+
+// Under the lock, past OverDirtyLimit: whether the excess holds memory (kDirtyResidentShare).
+// When it does not, notes the count, so that the next sample waits for more dirty pages.
+bool ExcessIsResident(Arena* arena, size_t limit) {
+  size_t dirty = arena->heap.dirty_pages();
+  PageHeap::DirtySample sample = arena->heap.SampleDirty(kDirtySampleRuns);
+  uint64_t resident = sample.pages == 0 ? dirty : uint64_t{dirty} * sample.resident / sample.pages;
+  bool costs = resident > limit || sample.resident * kDirtyResidentShare > sample.pages;
+  arena->dirty_checked_pages = costs ? 0 : dirty;
+  return costs;
+}
+
 // Under the lock, when the dirty limit was exceeded: on a quick repeat, grows the floor and notes
 // the active pages the arena churns at.
 void NoteExcess(Arena* arena) {
@@ -211,7 +228,7 @@ void ArenaPurgeExcess(Arena* arena) {
   size_t limit = DirtyLimit(*arena);
   // Purge down to half the limit, so that a steady alloc/free pattern at the limit does not make
   // a madvise call per free.
-  if (arena->heap.dirty_pages() > limit) {
+  if (OverDirtyLimit(*arena, limit) && ExcessIsResident(arena, limit)) {
     NoteExcess(arena);
     arena->heap.PurgeExcess(limit / 2);
   }
@@ -238,7 +255,7 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
   // As ArenaPurgeExcess: down to half the limit once it is exceeded, and its grace is over (a pass
   // that leaves the excess to its grace is no excess purge for the dirty floor's count).
   size_t max_dirty = SIZE_MAX;
-  if (arena->heap.dirty_pages() > limit) {
+  if (OverDirtyLimit(*arena, limit) && ExcessIsResident(arena, limit)) {
     max_dirty = limit / 2;
     uint64_t since = arena->heap.OldestDirtyNs();
     if (now_ns >= excess_grace_ns && since <= now_ns - excess_grace_ns) NoteExcess(arena);
@@ -258,7 +275,7 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
   }
   uint64_t oldest = ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
   uint64_t deadline = oldest == UINT64_MAX ? UINT64_MAX : oldest + decay_ns;
-  if (arena->heap.dirty_pages() > limit) {  // left to its grace
+  if (OverDirtyLimit(*arena, limit) && max_dirty != SIZE_MAX) {  // left to its grace
     uint64_t since = arena->heap.OldestDirtyNs();  // not UINT64_MAX: runs are dirty
     deadline = std::min(deadline, since + excess_grace_ns);
   }
@@ -270,7 +287,10 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
 void ArenaAfterRelease(Arena* arena, bool remote) {
   PageHeap& heap = arena->heap;
   if (heap.dirty_pages() == 0) return;
-  if (heap.dirty_pages() > DirtyLimit(*arena) && !DeferExcessPurge(!remote)) {
+  size_t limit = DirtyLimit(*arena);
+  if (heap.dirty_pages() <= limit) {
+    arena->dirty_checked_pages = 0;  // the next excess is sampled afresh
+  } else if (OverDirtyLimit(*arena, limit) && !DeferExcessPurge(!remote)) {
     ArenaPurgeExcess(arena);
   }
   DecayAfterRelease(arena);

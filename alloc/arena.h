@@ -40,6 +40,17 @@ namespace lethe::internal {
 inline constexpr size_t kDirtyFloorMinPages = 64;
 inline constexpr size_t kDirtyFloorMaxPages = 4096;
 
+// An excess over the dirty limit is left to decay when its pages hold little memory:
+// kDirtySampleRuns dirty runs, the oldest and the newest, are sampled with mincore, and when at
+// most 1/kDirtyResidentShare of their pages is resident and the dirty pages scaled by that share
+// are within the limit, nothing is purged, and no new sample is taken until half the limit more
+// is dirty. Why: a freed large run counts every page as dirty, but a buffer written only at its
+// start has one page resident, and purging it costs a system call and a fault for one page.
+// The share guards heaps of mixed runs, which a sample of 32 misjudges (churn's peak rose 5.6 MB
+// with the scaled count alone).
+inline constexpr uint32_t kDirtySampleRuns = 32;
+inline constexpr size_t kDirtyResidentShare = 8;
+
 struct Arena {
   Mutex lock;
   PageHeap heap;
@@ -53,6 +64,7 @@ struct Arena {
   size_t dirty_floor_pages = kDirtyFloorMinPages;  // see kDirtyFloorMinPages
   uint64_t last_excess_ns = 0;    // the last excess purge
   size_t churn_active_pages = 0;  // active pages at the last excess purge that repeated quickly
+  size_t dirty_checked_pages = 0; // dirty pages when a sample found the excess not resident
   // Caller-created arenas (caller_arenas.cc). `caller` and `slot` are set at creation and constant
   // while the arena lives; the rest is under the lock.
   bool caller = false;

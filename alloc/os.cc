@@ -161,6 +161,23 @@ uint64_t OsNowNs() {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
+size_t OsResidentPages(const void* address, size_t pages) {
+  constexpr size_t kStep = 256;  // pages per mincore call: a vector on the stack
+  unsigned char vector[kStep];
+  size_t resident = 0;
+  for (size_t done = 0; done < pages; done += kStep) {
+    size_t count = pages - done < kStep ? pages - done : kStep;
+    const char* start = static_cast<const char*>(address) + (done << kLgPageBytes);
+    int saved = errno;
+    if (mincore(const_cast<char*>(start), count << kLgPageBytes, vector) != 0) {
+      errno = saved;
+      return pages;
+    }
+    for (size_t i = 0; i < count; ++i) resident += vector[i] & 1;
+  }
+  return resident;
+}
+
 unsigned OsCpuCount() {
   cpu_set_t set;
   CPU_ZERO(&set);

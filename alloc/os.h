@@ -53,6 +53,9 @@ uint64_t OsPurgeCallCount();
 // Test hook: true makes every batch use one madvise per range, as on a kernel without
 // process_madvise; false restores the detection.
 void OsPurgeWithMadviseOnlyForTesting(bool on);
+// How many of the `pages` pages from `address` (page-aligned, mapped) are resident (mincore).
+// All of them when the kernel refuses: the caller then treats them as costing memory.
+size_t OsResidentPages(const void* address, size_t pages);
 // Resizes a mapping made by OsMap (page multiples), moving it if needed. nullptr on failure, the
 // old mapping then intact.
 void* OsRemap(void* address, size_t old_bytes, size_t new_bytes);

@@ -503,6 +503,34 @@ void PageHeap::ReleaseAll() {
   purged_pages_total_ = purged;
 }
 
+PageHeap::DirtySample PageHeap::SampleDirty(uint32_t max_runs) const {
+  DirtySample sample;
+  if (lru_ == nullptr) return sample;
+  auto add = [&sample](const FreeRunNode* node) {
+    Chunk* chunk = ChunkOf(node);
+    uint32_t page = NodePage(chunk, node);
+    uint32_t pages = MapCount(chunk->map[page]);
+    sample.pages += pages;
+    sample.resident += OsResidentPages(PageAddress(chunk, page), pages);
+  };
+  // Half from each end, until the two walks meet.
+  const FreeRunNode* oldest = lru_;
+  const FreeRunNode* newest = lru_->dirty_prev;
+  for (uint32_t i = 0; i < max_runs; i += 2) {
+    add(oldest);
+    if (oldest == newest) break;
+    add(newest);
+    if (oldest->dirty_next == newest) break;
+    oldest = oldest->dirty_next;
+    newest = newest->dirty_prev;
+    if (oldest == newest) {
+      add(oldest);
+      break;
+    }
+  }
+  return sample;
+}
+
 uint64_t PageHeap::OldestDirtyNs() const {
   return lru_ == nullptr ? UINT64_MAX : lru_->dirty_since_ns;
 }

@@ -176,6 +176,14 @@ class PageHeap {
   size_t purging_pages() const { return purging_pages_; }
   // When the oldest dirty run became dirty; UINT64_MAX when there is none.
   uint64_t OldestDirtyNs() const;
+  // The pages of up to `max_runs` dirty runs, half the oldest (those a purge takes first) and half
+  // the newest, and how many of them are resident: a freed large run written only at its start
+  // counts all its pages as dirty, and only the written ones cost memory.
+  struct DirtySample {
+    size_t pages = 0;
+    size_t resident = 0;
+  };
+  DirtySample SampleDirty(uint32_t max_runs) const;
 
   size_t active_pages() const { return active_pages_; }
   size_t dirty_pages() const { return dirty_pages_; }  // parked runs included

@@ -42,17 +42,22 @@ long RssKb() {
   return -1;
 }
 
-// Frees `count` runs of 256 KiB (past the thread cache's large lengths), then sets the arena's
-// dirty floor to `floor` and returns its dirty pages. The dirty limit stays out of reach while
+// Frees `count` runs of 256 KiB (past the thread cache's large lengths), written in full so that
+// their pages are resident (an excess of pages never written is not purged: kDirtySampleRuns),
+// or at their first byte only when `written` is false; then sets the arena's dirty floor to
+// `floor` and returns its dirty pages. The dirty limit stays out of reach while
 // the runs are freed: the purge thread of this process purges an excess as soon as a free passes
 // the limit (no grace under kDirtyFloorMaxPages), which raced with the caller's own pass (it failed
 // under a loaded CI run: 3,328 dirty pages left of 4,352). The floor alone cannot keep it out of
 // reach (it counts up to the active pages only): dirty_percent does, on a run kept live for the
 // whole process.
-size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor) {
+size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor, bool written = true) {
   static void* const kept = lethe_malloc(256 * 1024);  // reachable: not a leak
   std::vector<void*> blocks;
-  for (size_t i = 0; i < count; ++i) blocks.push_back(lethe_malloc(256 * 1024));
+  for (size_t i = 0; i < count; ++i) {
+    blocks.push_back(lethe_malloc(256 * 1024));
+    std::memset(blocks.back(), 1, written ? 256 * 1024 : 1);
+  }
   const uint32_t dirty_percent = g_options.dirty_percent;
   {
     MutexLock lock(&arena->lock);
@@ -500,6 +505,48 @@ TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActiveOnceItShedsTh
   ArenaPurgeExcess(arena);
   EXPECT_LE(arena->heap.dirty_pages(), limit / 2);
   EXPECT_EQ(arena->dirty_floor_pages, kDirtyFloorMaxPages);  // held to the active pages, not cut
+}
+
+// Freed large runs written at their first page only (buffers with spare capacity) are dirty
+// pages that hold no memory: past the limit, they are sampled and left for decay, and no new
+// sample is taken until half the limit more is dirty. The same runs written in full are purged.
+TEST(Purge, AnExcessOfPagesNeverWrittenIsLeftToDecayAndAWrittenOneIsPurged) {
+  FloorIsTheLimit options;
+  Arena* arena = ThreadArena();
+  ASSERT_FALSE(arena->caller);
+  lethe_purge();
+  constexpr size_t kRuns = 32;  // 8 MiB: 2,048 dirty pages over a floor of 64
+  size_t dirty = FreeRunsOf256KiB(arena, kRuns, kDirtyFloorMinPages, /*written=*/false);
+  {
+    MutexLock lock(&arena->lock);
+    ASSERT_GE(dirty, kRuns * 64);
+    ArenaPurgeExcess(arena);
+    EXPECT_EQ(arena->heap.dirty_pages(), dirty);
+    EXPECT_EQ(arena->dirty_checked_pages, dirty);
+    ArenaPurgeExcess(arena);  // no more dirty pages since the sample: no new one
+    EXPECT_EQ(arena->dirty_checked_pages, dirty);
+  }
+  lethe_purge();
+  dirty = FreeRunsOf256KiB(arena, kRuns, kDirtyFloorMinPages, /*written=*/true);
+  MutexLock lock(&arena->lock);
+  ASSERT_GE(dirty, kRuns * 64);
+  ArenaPurgeExcess(arena);
+  EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages / 2);
+  EXPECT_EQ(arena->dirty_checked_pages, 0u);
+}
+
+TEST(Purge, ResidentPagesCountsOnlyThePagesWritten) {
+  constexpr size_t kPages = 300;  // more than one mincore vector (256)
+  void* mapping = OsMap(kPages * kPageBytes, kPageBytes);
+  ASSERT_NE(mapping, nullptr);
+  auto* bytes = static_cast<char*>(mapping);
+  EXPECT_EQ(OsResidentPages(mapping, kPages), 0u);
+  bytes[0] = 1;
+  bytes[5 * kPageBytes] = 1;
+  bytes[299 * kPageBytes] = 1;
+  EXPECT_EQ(OsResidentPages(mapping, kPages), 3u);
+  EXPECT_EQ(OsResidentPages(bytes + kPageBytes, 4), 0u);
+  OsUnmap(mapping, kPages * kPageBytes);
 }
 
 // An arena that churns at a small active size keeps the floor it grew there: blocks larger than
