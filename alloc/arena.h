@@ -47,7 +47,9 @@ inline constexpr size_t kDirtyFloorMaxPages = 4096;
 // is dirty. Why: a freed large run counts every page as dirty, but a buffer written only at its
 // start has one page resident, and purging it costs a system call and a fault for one page.
 // The share guards heaps of mixed runs, which a sample of 32 misjudges (churn's peak rose 5.6 MB
-// with the scaled count alone).
+// with the scaled count alone). Only the purge made at once by the freeing thread samples (a
+// process with one caching thread, or no purge thread): the purge thread's pass holds the lock
+// others wait for, and its excess is rare enough to purge.
 inline constexpr uint32_t kDirtySampleRuns = 32;
 inline constexpr size_t kDirtyResidentShare = 8;
 
