@@ -269,7 +269,7 @@ static_assert(SmallGrowthBytes(128) == 128 && SmallGrowthBytes(129) == 160 &&
 // (SizeClasses.AlignedClassIsTheRoundedRequestsClass).
 constexpr size_t SmallAlignedBytes(size_t size, size_t alignment) {
   if (alignment > kPageBytes || size > kSmallMaxBytes) return 0;
-  size_t rounded = (size + alignment - 1) & ~(alignment - 1);
+  size_t rounded = AlignUp(size, alignment);
   return rounded <= kSmallMaxBytes ? rounded : 0;
 }
 
