@@ -513,20 +513,16 @@ PageHeap::DirtySample PageHeap::SampleDirty(uint32_t max_runs) const {
     sample.pages += pages;
     sample.resident += OsResidentPages(PageAddress(chunk, page), pages);
   };
-  // Half from each end, until the two walks meet.
+  // Half from each end, until the two walks meet (each run is added once).
   const FreeRunNode* oldest = lru_;
   const FreeRunNode* newest = lru_->dirty_prev;
-  for (uint32_t i = 0; i < max_runs; i += 2) {
+  for (uint32_t taken = 0; taken < max_runs; taken += 2) {
     add(oldest);
     if (oldest == newest) break;
     add(newest);
     if (oldest->dirty_next == newest) break;
     oldest = oldest->dirty_next;
     newest = newest->dirty_prev;
-    if (oldest == newest) {
-      add(oldest);
-      break;
-    }
   }
   return sample;
 }
