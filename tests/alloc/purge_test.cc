@@ -547,6 +547,12 @@ TEST(Purge, ResidentPagesCountsOnlyThePagesWritten) {
   EXPECT_EQ(OsResidentPages(mapping, kPages), 3u);
   EXPECT_EQ(OsResidentPages(bytes + kPageBytes, 4), 0u);
   OsUnmap(mapping, kPages * kPageBytes);
+  // An address no mapping can have (the kernel's half): mincore refuses, and every page counts
+  // as resident, errno kept.
+  errno = 0;
+  const auto* kernel_half = reinterpret_cast<const void*>(uintptr_t{0xffff800000000000});
+  EXPECT_EQ(OsResidentPages(kernel_half, kPages), kPages);
+  EXPECT_EQ(errno, 0);
 }
 
 // An arena that churns at a small active size keeps the floor it grew there: blocks larger than
