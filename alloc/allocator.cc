@@ -399,12 +399,12 @@ void* Reallocate(void* pointer, size_t size) {
   if (MapKind(entry) == PageKind::kSmall) {
     // A block that realloc grew into a coarser class (SmallGrowthBytes) stays there for every
     // size that would grow into it, so that the next steps of its growth do not move it back.
-    if (size <= kSmallMaxBytes && (SmallClassOf(size) == MapClass(entry) ||
-                                   (size <= old_size && old_size <= SmallGrowthBytes(size)))) {
+    if (size <= kSmallMaxBytes &&
+        (SmallClassOf(size) == MapClass(entry) || SmallReallocStays(size, old_size))) {
       return pointer;
     }
-    return ReallocateByMoving(pointer, size > old_size ? SmallGrowthBytes(size) : size, old_size,
-                              false);
+    return ReallocateByMoving(pointer, size > old_size ? SmallGrowthBytes(size, old_size) : size,
+                              old_size, false);
   }
   if (size > kSmallMaxBytes && size <= kLargeMaxBytes) {
     // Within its class a large block stays as it is; past it, it grows in place to the new

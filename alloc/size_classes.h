@@ -247,20 +247,37 @@ constexpr uint64_t QuarterStepCeil(uint64_t n) {
 // moves O(log n) times past kLargeMaxBytes too (huge.h: a region block realloc copies).
 constexpr size_t GrowthPages(size_t pages) { return QuarterStepCeil(pages); }
 
-// The size a small block that realloc grows out of its class moves to: from 129 B to a page,
-// `size` rounded up to 4 classes per doubling (every such size is a class), as jemalloc's and
-// mimalloc's classes are. Why: a block grown by small steps moves at each class it passes, and
-// at 8 per doubling it moved 1.54x as often as on their grid (2,048 buffers grown by 1-48 B up
-// to 4 KiB: 1.06 M moves against 0.69 M); a block that grew once grows again, so the coarser
-// step costs at most their slop, and only on blocks that realloc grew. Not above a page: those
-// classes have runs of 2-7 pages for 2-4 regions, and a coarser class there left python3
-// (run_alloc_bench.py python_exit) with 0.6 MB more resident at exit.
-constexpr size_t SmallGrowthBytes(size_t size) {
-  return size <= 128 || size > kPageBytes ? size : QuarterStepCeil(size);
+// The grid realloc grows small blocks on: from 129 B to a page, `n` rounded up to 4 classes per
+// doubling (every such size is a class), as jemalloc's and mimalloc's classes are; other sizes as
+// they are. Not above a page: those classes have runs of 2-7 pages for 2-4 regions, and a coarser
+// class there left python3 (run_alloc_bench.py python_exit) with 0.6 MB more resident at exit.
+constexpr size_t SmallGrowthGrid(size_t n) {
+  return n <= 128 || n > kPageBytes ? n : QuarterStepCeil(n);
 }
-static_assert(SmallGrowthBytes(128) == 128 && SmallGrowthBytes(129) == 160 &&
-              SmallGrowthBytes(257) == 320 && SmallGrowthBytes(321) == 384 &&
-              SmallGrowthBytes(3585) == kPageBytes && SmallGrowthBytes(4097) == 4097);
+
+// The size a small block of usable size `old_bytes` moves to when realloc grows it to `size`
+// (> old_bytes): at least a quarter more than it had (tcmalloc's step), on SmallGrowthGrid.
+// Why: a block grown by small steps moves at every class it passes; a block that grew once grows
+// again, so the coarser step costs slop only on blocks that realloc grew. 2,048 buffers grown by
+// 1-48 B up to 4 KiB (lethe-alloc-workload suite grow-small) moved 1.06 M times on 8 classes per
+// doubling, 0.99 M on the grid alone, 0.64 M with the quarter step (tcmalloc: 0.73 M).
+constexpr size_t SmallGrowthBytes(size_t size, size_t old_bytes) {
+  size_t step = old_bytes + old_bytes / 4;
+  return SmallGrowthGrid(size < step && step <= kPageBytes ? step : size);
+}
+static_assert(SmallGrowthBytes(129, 128) == 160 && SmallGrowthBytes(193, 192) == 256 &&
+              SmallGrowthBytes(330, 320) == 448 && SmallGrowthBytes(3585, 3584) == kPageBytes &&
+              SmallGrowthBytes(4097, 4096) == 4097 && SmallGrowthBytes(20, 16) == 20);
+
+// Whether realloc leaves a small block of usable size `old_bytes` in place for `size` (no more
+// than it holds): while the block is no larger than growing to `size` would have made it (a
+// quarter more, on the grid, in its class). So a block that SmallGrowthBytes gave room stays for
+// every size it grows through, and a shrink to well under its size moves to a class of its own.
+inline bool SmallReallocStays(size_t size, size_t old_bytes) {
+  size_t room = SmallGrowthGrid(size + size / 4);
+  if (room <= kSmallMaxBytes) room = kSmallSizes[SmallClassOf(room)];
+  return size <= old_bytes && old_bytes <= room;
+}
 
 // The small size an aligned request takes (aligned_alloc), or 0 when no small class serves it:
 // `size` rounded up to `alignment` (a power of two, up to a page). Every such multiple that is a

@@ -87,31 +87,60 @@ TEST(SizeClasses, AtMostEightClassesPerDoublingAboveTheQuantumSteps) {
   }
 }
 
-// A small block that realloc grows moves to SmallGrowthBytes: a class of its own (so that the
-// move lands on a block of exactly that size), at most a quarter above the request, and at most
-// 4 distinct sizes per doubling from 128 B to a page (the number of moves a growing block makes).
-TEST(SizeClasses, GrowthSizesAreClassesAQuarterAboveTheRequestAtMostFourPerDoubling) {
-  for (size_t size = 1; size <= kSmallMaxBytes; ++size) {
-    size_t grown = SmallGrowthBytes(size);
-    ASSERT_GE(grown, size) << size;
-    ASSERT_LE(GoodSize(grown) - size, size <= 128 ? 15 : size / 4) << size;
+// A small block that realloc grows past its class moves to SmallGrowthBytes: a class of its own
+// from 129 B to a page (so that the move lands on a block of exactly that size), at least a
+// quarter larger than the block it leaves while that stays within a page, and at most a grid
+// step (a quarter) above what it must hold.
+TEST(SizeClasses, AGrownBlockMovesToAClassAQuarterLargerOnTheGrid) {
+  for (size_t size = 2; size <= kSmallMaxBytes; ++size) {
+    const size_t old_bytes = GoodSize(size - 1);
+    if (old_bytes >= size) continue;  // size - 1 is its class's last byte: size passes it
+    const size_t grown = SmallGrowthBytes(size, old_bytes);
+    const size_t step = old_bytes + old_bytes / 4;
+    const size_t wanted = step <= kPageBytes && step > size ? step : size;
+    ASSERT_GE(grown, wanted) << size;
+    ASSERT_LE(GoodSize(grown) - wanted, wanted <= 128 ? 15 : wanted / 4) << size;
     if (size > kPageBytes) {
       ASSERT_EQ(grown, size) << size;  // multi-page runs: the request's own class
     }
-    if (size > 128 && size <= kPageBytes) {
+    if (grown > 128 && grown <= kPageBytes) {
       ASSERT_EQ(GoodSize(grown), grown) << size;
     }
   }
-  EXPECT_EQ(SmallGrowthBytes(kSmallMaxBytes + 1), kSmallMaxBytes + 1);  // large: its own rule
-  for (size_t base = 128; base < kPageBytes; base *= 2) {
-    std::vector<size_t> sizes;
-    for (size_t size = base + 1; size <= 2 * base; ++size) {
-      if (sizes.empty() || sizes.back() != SmallGrowthBytes(size)) {
-        sizes.push_back(SmallGrowthBytes(size));
-      }
+  EXPECT_EQ(SmallGrowthBytes(kSmallMaxBytes + 1, kSmallMaxBytes), kSmallMaxBytes + 1);
+}
+
+// Growth never moves a block back: every size from the one that made it move up to the class it
+// moved to leaves it in place (its class, or SmallReallocStays); a size well under it, or over
+// it, does not.
+TEST(SizeClasses, AGrownBlockStaysForEverySizeItGrowsThrough) {
+  for (size_t size = 2; size <= kSmallMaxBytes; ++size) {
+    const size_t old_bytes = GoodSize(size - 1);
+    if (old_bytes >= size) continue;
+    const size_t usable = GoodSize(SmallGrowthBytes(size, old_bytes));
+    for (size_t next = size; next <= usable; ++next) {
+      ASSERT_TRUE(SmallClassOf(next) == SmallClassOf(usable) || SmallReallocStays(next, usable))
+          << size << " -> " << next << " in " << usable;
     }
-    EXPECT_LE(sizes.size(), 4u) << base;
   }
+  EXPECT_TRUE(SmallReallocStays(321, 448));
+  EXPECT_FALSE(SmallReallocStays(300, 448));  // a quarter more is 375: 384 on the grid
+  EXPECT_FALSE(SmallReallocStays(449, 448));  // more than it holds
+}
+
+// Grown a byte at a time from 129 B to a page, a block moves at most 3 times per doubling (4 on
+// the grid alone, 8 on the classes).
+TEST(SizeClasses, ABlockGrownByBytesMovesAtMostThreeTimesPerDoubling) {
+  size_t usable = GoodSize(129);
+  int moves = 0;
+  for (size_t size = 130; size <= kPageBytes; ++size) {
+    if (SmallClassOf(size) == SmallClassOf(usable) || SmallReallocStays(size, usable)) continue;
+    usable = GoodSize(SmallGrowthBytes(size, usable));
+    ++moves;
+  }
+  EXPECT_EQ(usable, kPageBytes);
+  EXPECT_LE(moves, 3 * 5);
+  EXPECT_GE(moves, 5);  // at most a doubling per move
 }
 
 // aligned_alloc's fast path (SmallAlignedBytes): for an alignment up to a page, the class of the
