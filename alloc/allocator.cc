@@ -359,7 +359,13 @@ LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_s
   // A small new block takes malloc's fast path; `written` matters to large runs only.
   void* block = size <= kSmallMaxBytes ? Allocate(size) : AllocateSlow(size, 0, false, true);
   if (block == nullptr) return nullptr;
-  std::memcpy(block, pointer, old_size < size ? old_size : size);
+  const size_t copied = old_size < size ? old_size : size;
+  // The copy writes the block's first pages at once: one system call faults in those that are
+  // fresh (os.h OsPopulate), not an exception per page. Small regions came populated (bin.h).
+  if (size > kSmallMaxBytes && copied >= 2 * kPageBytes) {
+    OsPopulate(block, copied & ~(kPageBytes - 1));
+  }
+  std::memcpy(block, pointer, copied);
   if (large) {
     // The run left behind goes straight back to the free runs (no thread cache, no parking):
     // a buffer that grows does not ask for its old length again, and coalesced, the run lets

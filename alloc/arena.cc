@@ -111,14 +111,17 @@ Arena* AutomaticArena() {
 
 uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t count) {
   uint32_t got;
+  FreshPages fresh;
   {
     ArenaLock lock(arena);
     got = TransferTake(&arena->transfer, klass, out, count);
     arena->bins[klass].regions_out += got;
     if (got < count) got += BinAllocate(&arena->bins[klass], klass, &arena->heap, out + got,
-                                        count - got);
+                                        count - got, &fresh);
     arena->allocations += got;
   }
+  // The regions are the caller's: no other thread frees their run meanwhile.
+  fresh.Populate();
   AddHeldBytes(uint64_t{got} * kSmallSizes[klass]);
   return got;
 }

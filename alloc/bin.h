@@ -32,7 +32,8 @@ struct RunHeader {
   RunHeader* next;
   uint16_t klass;
   uint16_t free_count;
-  uint32_t hint;  // no free bit below this bitmap word
+  uint16_t hint;       // no free bit below this bitmap word
+  uint16_t populated;  // the run's first pages populated or resident (FreshPages)
   uint64_t* bitmap() { return reinterpret_cast<uint64_t*>(this + 1); }
   const uint64_t* bitmap() const { return reinterpret_cast<const uint64_t*>(this + 1); }
 };
@@ -109,9 +110,30 @@ inline bool IsRegionOut(const void* pointer, uint32_t klass, const ClassFacts& f
 inline bool IsRegionOut(const void* pointer, uint32_t klass) {
   return IsRegionOut(pointer, klass, FactsOf(klass));
 }
+// Pages that BinAllocate handed regions out on for the first time, to be populated (OsPopulate)
+// by the caller once it has released the arena's lock: the regions are about to be written, and
+// one system call for a fill's pages costs less than a fault on each (os.h). Only the pages that
+// hold a handed-out region's first byte, which its owner writes, in runs cut from clean pages
+// (RunHeader::populated), and only in classes where every page up to the last region's start
+// holds one (all up to a page; 4608 B, not 8192 B): the pages of regions still in the run, and
+// those that only a region's middle or tail covers, stay unfaulted until written. Measured (stop 38, medians of 3):
+// a run populated in full at once took `suite alloc-test` (blocks written at both ends) from
+// 223 to 238 MB peak, and `churn` (buffers written up to 4 KiB) +2.8 MB.
+struct FreshPages {
+  static constexpr uint32_t kMaxRanges = 4;
+  struct Range {
+    char* start;
+    size_t bytes;
+  } ranges[kMaxRanges];
+  uint32_t count = 0;
+  void Add(char* start, size_t bytes);
+  // Populates every range (no lock held).
+  void Populate() const;
+};
 // Hands out up to `count` regions of `klass` into out[]; returns how many (fewer only when the
-// page heap cannot map a new run).
-uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint32_t count);
+// page heap cannot map a new run). Adds to *fresh the pages they are the first regions on.
+uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint32_t count,
+                     FreshPages* fresh);
 // Returns the region at `pointer` (in the small-run page `page` whose entry is `entry`). Aborts
 // with "lethe: free(): invalid pointer" when it is not a region start and with "double free"
 // when the bitmap says it is already free.

@@ -182,6 +182,11 @@ Slot Resized(const Slot& old, size_t bytes) {
       size_t reused = 0;
       resized = NewBlock(roomy, kPageBytes, &reused, old.owner);
       if (resized.address != 0) {
+        // Its fresh pages faulted in by one system call rather than one by one (os.h); the
+        // room after the copy stays unfaulted until written.
+        if (reused < old.bytes) {
+          OsPopulate(reinterpret_cast<char*>(resized.address) + reused, old.bytes - reused);
+        }
         std::memcpy(reinterpret_cast<void*>(resized.address), pointer, old.bytes);
         HugeRegionPut(pointer, old.bytes);
       }

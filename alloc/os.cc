@@ -125,6 +125,33 @@ void* OsMap(size_t bytes, size_t alignment) {
 
 void OsUnmap(void* address, size_t bytes) { munmap(address, bytes); }
 
+namespace {
+#ifndef MADV_POPULATE_WRITE
+constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older headers lack the name
+#endif
+constinit std::atomic<bool> g_populate_unsupported{false};
+constinit std::atomic<uint64_t> g_populate_calls{0};
+}  // namespace
+
+bool OsPopulate(void* address, size_t bytes) {
+  if (bytes == 0) return true;
+  if (g_populate_unsupported.load(std::memory_order_relaxed)) return false;
+  int saved_errno = errno;
+  g_populate_calls.fetch_add(1, std::memory_order_relaxed);
+  bool done = madvise(address, bytes, MADV_POPULATE_WRITE) == 0;
+  // EINVAL: the kernel does not know the advice (the range is always valid here). Other errors
+  // (ENOMEM, EINTR from a signal) leave the pages to fault in one by one, as they would have.
+  if (!done && errno == EINVAL) g_populate_unsupported.store(true, std::memory_order_relaxed);
+  errno = saved_errno;
+  return done;
+}
+
+uint64_t OsPopulateCallCount() { return g_populate_calls.load(std::memory_order_relaxed); }
+
+void OsPopulateUnsupportedForTesting(bool on) {
+  g_populate_unsupported.store(on, std::memory_order_relaxed);
+}
+
 void OsPurgeBatch::Flush() {
   if (count_ == 0) return;
   int saved_errno = errno;

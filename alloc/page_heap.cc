@@ -272,10 +272,10 @@ void* PageHeap::AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t 
   return PageAddress(span.chunk, span.page + lead);
 }
 
-void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass) {
+void* PageHeap::AllocateSmallRun(uint32_t pages, uint32_t klass, bool* zeroed) {
   Span span;
-  bool zeroed = false;
-  if (!TakeRun(pages, false, &span, &zeroed)) return nullptr;
+  *zeroed = false;
+  if (!TakeRun(pages, false, &span, zeroed)) return nullptr;
   for (uint32_t i = 0; i < pages; ++i) span.chunk->map[span.page + i] = MapSmall(klass, i, small_flags_);
   return PageAddress(span.chunk, span.page);
 }

@@ -139,7 +139,7 @@ class PageHeap {
   // The same with the run's start aligned to `alignment` (a power of two > a page).
   void* AllocateLargeAligned(uint32_t pages, size_t alignment, uint64_t now_ns);
   // A run of `pages` pages marked as a small run of `klass`.
-  void* AllocateSmallRun(uint32_t pages, uint32_t klass);
+  void* AllocateSmallRun(uint32_t pages, uint32_t klass, bool* zeroed);
   // Frees the large run whose head is `page` (the caller checked the entry), as dirty: parked
   // when its length and the budget allow (step 8), else coalesced.
   void FreeLarge(Chunk* chunk, uint32_t page, uint64_t now_ns, bool park = true);

@@ -534,6 +534,25 @@ TEST(Allocator, ASmallBlockGrownByReallocMovesAtMostThreeTimesPerDoubling) {
   lethe_free(block);
 }
 
+// A realloc that moves a large block faults the copy's pages in with one system call
+// (OsPopulate), and on a kernel without it the copy is the same, page faults doing the work.
+TEST(Allocator, AReallocThatMovesALargeBlockPopulatesTheCopiedPagesInOneCall) {
+  constexpr size_t kOld = 40 * 1024 + 100, kNew = 3 * 1024 * 1024;  // past the large classes
+  for (bool supported : {true, false}) {
+    OsPopulateUnsupportedForTesting(!supported);
+    auto* block = static_cast<unsigned char*>(lethe_malloc(kOld));
+    ASSERT_NE(block, nullptr);
+    for (size_t i = 0; i < kOld; ++i) block[i] = static_cast<unsigned char>(i * 13);
+    const uint64_t calls = OsPopulateCallCount();
+    auto* moved = static_cast<unsigned char*>(lethe_realloc(block, kNew));
+    ASSERT_NE(moved, nullptr);
+    EXPECT_EQ(OsPopulateCallCount(), calls + (supported ? 1 : 0));
+    for (size_t i = 0; i < kOld; ++i) ASSERT_EQ(moved[i], static_cast<unsigned char>(i * 13)) << i;
+    lethe_free(moved);
+  }
+  OsPopulateUnsupportedForTesting(false);
+}
+
 // A grown block keeps its coarser class while realloc asks for any size that would grow into it,
 // and moves down to a class of its own when asked for less than that: a shrink to well under its
 // size gives the bytes back.

@@ -7,6 +7,8 @@
 #include <set>
 #include <vector>
 
+#include "os.h"
+
 namespace lethe::internal {
 namespace {
 
@@ -16,6 +18,13 @@ class BinTest : public ::testing::Test {
   void TearDown() override {
     heap_.PurgeAll();
     heap_.Validate();
+  }
+  // BinAllocate through a FreshPages that the test populates, as the arena does.
+  uint32_t Allocate(uint32_t klass, void** out, uint32_t count) {
+    FreshPages fresh;
+    uint32_t got = BinAllocate(&bins_[klass], klass, &heap_, out, count, &fresh);
+    fresh.Populate();
+    return got;
   }
   void FreeRegion(uint32_t klass, void* pointer) {
     Chunk* chunk = ChunkOf(pointer);
@@ -31,7 +40,7 @@ TEST_F(BinTest, ARunHandsOutEveryRegionOnceAlignedToItsClass) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
     const SmallClass& layout = kSmallClasses[klass];
     std::vector<void*> regions(layout.region_count);
-    ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, regions.data(), layout.region_count),
+    ASSERT_EQ(Allocate(klass, regions.data(), layout.region_count),
               layout.region_count);
     EXPECT_EQ(bins_[klass].nonfull, nullptr) << "a full run leaves the non-full list";
     std::set<void*> distinct(regions.begin(), regions.end());
@@ -52,12 +61,12 @@ TEST_F(BinTest, ARunHandsOutEveryRegionOnceAlignedToItsClass) {
 TEST_F(BinTest, FreeCountAndBitmapAgreeAfterPartialFrees) {
   constexpr uint32_t kKlass = 4;  // 64 bytes
   std::vector<void*> regions(100);
-  ASSERT_EQ(BinAllocate(&bins_[kKlass], kKlass, &heap_, regions.data(), 100), 100u);
+  ASSERT_EQ(Allocate(kKlass, regions.data(), 100), 100u);
   for (size_t i = 0; i < regions.size(); i += 3) FreeRegion(kKlass, regions[i]);
   BinValidate(bins_[kKlass], kKlass);
   // The lowest free region is handed out first.
   void* again = nullptr;
-  ASSERT_EQ(BinAllocate(&bins_[kKlass], kKlass, &heap_, &again, 1), 1u);
+  ASSERT_EQ(Allocate(kKlass, &again, 1), 1u);
   EXPECT_EQ(again, regions[0]);
   regions[0] = again;
   BinValidate(bins_[kKlass], kKlass);
@@ -71,12 +80,12 @@ TEST_F(BinTest, RunsFillLowestAddressFirst) {
   constexpr uint32_t kKlass = 20;  // 1024 bytes, 3 runs' worth
   const uint32_t per_run = kSmallClasses[kKlass].region_count;
   std::vector<void*> regions(per_run * 3);
-  ASSERT_EQ(BinAllocate(&bins_[kKlass], kKlass, &heap_, regions.data(), per_run * 3), per_run * 3);
+  ASSERT_EQ(Allocate(kKlass, regions.data(), per_run * 3), per_run * 3);
   // One region free in the first and the last run: the first run's is reused first.
   FreeRegion(kKlass, regions.back());
   FreeRegion(kKlass, regions.front());
   void* again = nullptr;
-  BinAllocate(&bins_[kKlass], kKlass, &heap_, &again, 1);
+  Allocate(kKlass, &again, 1);
   EXPECT_EQ(again, regions.front());
   regions.pop_back();
   for (void* region : regions) FreeRegion(kKlass, region);
@@ -89,9 +98,9 @@ TEST_F(BinTest, RunsFillLowestAddressFirst) {
 TEST_F(BinTest, ABatchFreesItsClassAndSendsAStrayRegionToItsOwnBin) {
   constexpr uint32_t kKlass = 4, kOther = 9;  // 64 and 144 bytes
   std::vector<void*> regions(40);
-  ASSERT_EQ(BinAllocate(&bins_[kKlass], kKlass, &heap_, regions.data(), 40), 40u);
+  ASSERT_EQ(Allocate(kKlass, regions.data(), 40), 40u);
   void* stray = nullptr;
-  ASSERT_EQ(BinAllocate(&bins_[kOther], kOther, &heap_, &stray, 1), 1u);
+  ASSERT_EQ(Allocate(kOther, &stray, 1), 1u);
   regions.push_back(stray);
   uint64_t bytes = BinFreeBatch(bins_, kKlass, &heap_, regions.data(),
                                 static_cast<uint32_t>(regions.size()), 1);
@@ -112,7 +121,7 @@ TEST_F(BinTest, BatchesOfEveryClassEmptyTheirRunsAndOnlyThen) {
     (layout.header_in_chunk() ? in_chunk : in_run) += 1;
     std::vector<void*> regions(3 * layout.region_count);
     auto count = static_cast<uint32_t>(regions.size());
-    ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, regions.data(), count), count) << klass;
+    ASSERT_EQ(Allocate(klass, regions.data(), count), count) << klass;
     std::vector<void*> odd, even;
     for (uint32_t i = count; i-- > 0;) (i % 2 == 1 ? odd : even).push_back(regions[i]);
     uint64_t bytes = BinFreeBatch(bins_, klass, &heap_, odd.data(),
@@ -132,12 +141,69 @@ TEST_F(BinTest, BatchesOfEveryClassEmptyTheirRunsAndOnlyThen) {
   EXPECT_GT(in_run, 0);
 }
 
+// A run cut from fresh pages is populated up to the page where its last region handed out
+// starts, never further: each fill names the pages its regions begin on, and the pages of regions
+// still in the run (or of a region's tail alone) stay unfaulted. A run cut from dirty pages names
+// none, nor does one of a class whose regions span pages that hold no region's start.
+TEST_F(BinTest, AFreshRunIsPopulatedUpToItsLastRegionsStart) {
+  uint32_t klass = 0;  // regions straddling pages in a run of several, header out of line
+  while (kSmallClasses[klass].run_pages < 3 || kSmallClasses[klass].size_bytes > kPageBytes ||
+         kSmallClasses[klass].size_bytes <= kPageBytes / 2 ||
+         !kSmallClasses[klass].header_in_chunk()) {
+    ++klass;
+  }
+  ASSERT_LT(klass, kSmallClassCount);
+  const SmallClass& layout = kSmallClasses[klass];
+  const size_t size = layout.size_bytes;
+  // The pages that the first n regions start on.
+  auto pages_through = [size](size_t n) { return (n - 1) * size / kPageBytes + 1; };
+  std::vector<void*> regions(layout.region_count);
+  FreshPages fresh;
+  ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, regions.data(), 2, &fresh), 2u);
+  auto* start = static_cast<char*>(regions[0]);
+  ASSERT_EQ(fresh.count, 1u);
+  EXPECT_EQ(fresh.ranges[0].start, start);
+  EXPECT_EQ(fresh.ranges[0].bytes, pages_through(2) * kPageBytes);
+  fresh.Populate();
+  EXPECT_EQ(OsResidentPages(start, layout.run_pages), pages_through(2));
+
+  FreshPages next;  // the third region: only the pages past those named already
+  ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, &regions[2], 1, &next), 1u);
+  ASSERT_GT(pages_through(3), pages_through(2));  // regions over half a page
+  ASSERT_EQ(next.count, 1u);
+  EXPECT_EQ(next.ranges[0].start, start + pages_through(2) * kPageBytes);
+  EXPECT_EQ(next.ranges[0].bytes, (pages_through(3) - pages_through(2)) * kPageBytes);
+  // A region handed out again, below the populated pages, names nothing.
+  FreeRegion(klass, regions[0]);
+  FreshPages again;
+  ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, &regions[0], 1, &again), 1u);
+  EXPECT_EQ(regions[0], start);
+  EXPECT_EQ(again.count, 0u);
+  for (int i = 0; i < 3; ++i) FreeRegion(klass, regions[i]);
+
+  // The run's pages are dirty now: a new run on them names none.
+  FreshPages dirty;
+  ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, regions.data(), 1, &dirty), 1u);
+  EXPECT_EQ(regions[0], start);
+  EXPECT_EQ(dirty.count, 0u);
+  FreeRegion(klass, regions[0]);
+
+  // Regions of two pages or more: their middle pages hold no region's start, none named.
+  uint32_t big = kSmallClassCount - 1;
+  ASSERT_GE(kSmallClasses[big].size_bytes, 2 * kPageBytes);
+  FreshPages none;
+  void* block = nullptr;
+  ASSERT_EQ(BinAllocate(&bins_[big], big, &heap_, &block, 1, &none), 1u);
+  EXPECT_EQ(none.count, 0u);
+  FreeRegion(big, block);
+}
+
 using BinDeathTest = BinTest;
 
 TEST_F(BinDeathTest, ABatchCatchesADoubleFreeAndAnInteriorPointer) {
   constexpr uint32_t kKlass = 3;
   void* regions[3];
-  BinAllocate(&bins_[kKlass], kKlass, &heap_, regions, 3);
+  Allocate(kKlass, regions, 3);
   void* twice[2] = {regions[0], regions[0]};
   EXPECT_DEATH(BinFreeBatch(bins_, kKlass, &heap_, twice, 2, 1),
                "lethe: free\\(\\): double free 0x[0-9a-f]+");
@@ -150,7 +216,7 @@ TEST_F(BinDeathTest, ABatchCatchesADoubleFreeAndAnInteriorPointer) {
 TEST_F(BinDeathTest, ABatchRefusesARegionWhosePageIsNoLongerASmallRun) {
   constexpr uint32_t kKlass = 3;
   void* region = nullptr;
-  BinAllocate(&bins_[kKlass], kKlass, &heap_, &region, 1);
+  Allocate(kKlass, &region, 1);
   BinFreeBatch(bins_, kKlass, &heap_, &region, 1, 1);  // the run is empty: back to the heap
   EXPECT_DEATH(BinFreeBatch(bins_, kKlass, &heap_, &region, 1, 1),
                "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
@@ -158,7 +224,7 @@ TEST_F(BinDeathTest, ABatchRefusesARegionWhosePageIsNoLongerASmallRun) {
 
 TEST_F(BinDeathTest, DoubleFreeIsCaughtByTheBitmap) {
   void* regions[2];
-  BinAllocate(&bins_[3], 3, &heap_, regions, 2);
+  Allocate(3, regions, 2);
   FreeRegion(3, regions[0]);
   EXPECT_DEATH(FreeRegion(3, regions[0]), "lethe: free\\(\\): double free 0x[0-9a-f]+");
   FreeRegion(3, regions[1]);
@@ -166,7 +232,7 @@ TEST_F(BinDeathTest, DoubleFreeIsCaughtByTheBitmap) {
 
 TEST_F(BinDeathTest, PointerInsideARegionIsInvalid) {
   void* region = nullptr;
-  BinAllocate(&bins_[5], 5, &heap_, &region, 1);
+  Allocate(5, &region, 1);
   EXPECT_DEATH(FreeRegion(5, static_cast<char*>(region) + 8),
                "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
   FreeRegion(5, region);

@@ -191,9 +191,11 @@ TEST_F(PageHeapTest, SmallRunsTakeDirtyPagesFirst) {
   void* a = Large(3);
   void* guard = Large(1);
   FreeLarge(a);
-  void* run = heap_.AllocateSmallRun(1, klass);
+  bool zeroed = true;
+  void* run = heap_.AllocateSmallRun(1, klass, &zeroed);
   heap_.Validate();
   EXPECT_EQ(run, a);
+  EXPECT_FALSE(zeroed);  // a's pages, dirty
   EXPECT_EQ(Entry(run), MapSmall(klass, 0));
   heap_.FreeSmallRun(ChunkOf(run), Page(run), 1, ++now_);
   heap_.Validate();

@@ -555,6 +555,32 @@ TEST(Purge, ResidentPagesCountsOnlyThePagesWritten) {
   EXPECT_EQ(errno, 0);
 }
 
+// OsPopulate faults in exactly the pages asked for, in one call, keeping errno; on a kernel
+// without MADV_POPULATE_WRITE it refuses without touching them, and the pages fault in when
+// written, as before.
+TEST(Populate, FaultsInThePagesAskedForAndNoOthers) {
+  constexpr size_t kPages = 16;
+  auto* bytes = static_cast<char*>(OsMap(kPages * kPageBytes, kPageBytes));
+  ASSERT_NE(bytes, nullptr);
+  bytes[0] = 7;
+  uint64_t calls = OsPopulateCallCount();
+  errno = 0;
+  ASSERT_TRUE(OsPopulate(bytes, 5 * kPageBytes));
+  EXPECT_EQ(errno, 0);
+  EXPECT_EQ(OsPopulateCallCount(), calls + 1);
+  EXPECT_EQ(OsResidentPages(bytes, kPages), 5u);
+  EXPECT_EQ(bytes[0], 7);  // a resident page keeps its contents
+  EXPECT_EQ(bytes[kPageBytes], 0);
+  EXPECT_TRUE(OsPopulate(bytes, 0));
+
+  OsPopulateUnsupportedForTesting(true);
+  EXPECT_FALSE(OsPopulate(bytes + 8 * kPageBytes, 4 * kPageBytes));
+  EXPECT_EQ(OsPopulateCallCount(), calls + 1);  // refused without a system call
+  EXPECT_EQ(OsResidentPages(bytes + 8 * kPageBytes, 4), 0u);
+  OsPopulateUnsupportedForTesting(false);
+  OsUnmap(bytes, kPages * kPageBytes);
+}
+
 // An arena that churns at a small active size keeps the floor it grew there: blocks larger than
 // all it keeps live, allocated and freed again and again, stay dirty for the next round (it fails
 // when the floor counts only up to the active pages: each round purged and refaulted them).
