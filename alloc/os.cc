@@ -139,9 +139,12 @@ bool OsPopulate(void* address, size_t bytes) {
   int saved_errno = errno;
   g_populate_calls.fetch_add(1, std::memory_order_relaxed);
   bool done = madvise(address, bytes, MADV_POPULATE_WRITE) == 0;
-  // EINVAL: the kernel does not know the advice (the range is always valid here). Other errors
-  // (ENOMEM, EINTR from a signal) leave the pages to fault in one by one, as they would have.
-  if (!done && errno == EINVAL) g_populate_unsupported.store(true, std::memory_order_relaxed);
+  // EINVAL: the kernel does not know the advice (the range is always valid here); EPERM or
+  // ENOSYS: a seccomp filter refuses it. Other errors (ENOMEM, EINTR from a signal, EFAULT)
+  // leave the pages to fault in one by one, as they would have, and the next call tries again.
+  if (!done && (errno == EINVAL || errno == EPERM || errno == ENOSYS)) {
+    g_populate_unsupported.store(true, std::memory_order_relaxed);
+  }
   errno = saved_errno;
   return done;
 }
