@@ -5,7 +5,7 @@
 //        pagemap LIVE_RUNS | appends exact|doubling | bigbuf SHAPE | rounding | scatter SHAPE |
 //        bursts | shrinks | aligned | xthread small|small-4x4|surfaces|surfaces-written |
 //        scratch THREADS | handoff THREADS | pairs N | reallocs N | suite SHAPE [quick] |
-//        compile-trace OUT RAW... | replay TRACE
+//        compile-trace OUT RAW... | replay TRACE | faultcost
 //
 //  churn    browser-like: 29 pages cycled through 30 windows over 11 cycles (319 loads); a load
 //           makes ~10^4 objects (mostly 16-128 B, some KiB buffers, a few multi-MiB images), of
@@ -80,8 +80,11 @@
 //           replayed one after another) into the replay file OUT (alloc_replay.h). Not timed.
 //  replay TRACE  replays a compiled trace single-threaded, every block's bytes written: time,
 //           exit RSS (total and anonymous), peak RSS, faults (record_traces.sh makes the traces).
-// Every mode also prints minflt: minor page faults of the measured part (churn, mt, realloc, slop
-// and pagemap: of the whole process).
+//  faultcost  a diagnosis of the machine, not of an allocator: microseconds per page of first-
+//           write faults against madvise(MADV_POPULATE_WRITE) in runs of 1, 8 and 64 pages
+//           (fault_cost.h), what Lethe's allocator weighs when it populates fresh small runs.
+// Every mode but faultcost also prints minflt: minor page faults of the measured part (churn, mt,
+// realloc, slop and pagemap: of the whole process).
 // ALLOC_WORKLOAD_STATS=1: churn (after its loads) and slop (after its figures) also print the
 // allocator's own view with malloc_stats (for Lethe: classes, dirty pages, the huge regions).
 #include <malloc.h>
@@ -107,6 +110,7 @@
 #include <vector>
 
 #include "alloc_replay.h"
+#include "fault_cost.h"
 #include "proc_figures.h"
 #include "suite_shapes.h"
 #include "workload_support.h"
@@ -963,6 +967,8 @@ int main(int argc, char** argv) {
     std::string error = lethe::bench::CompileTrace(std::vector<std::string>(argv + 3, argv + argc), argv[2]);
     if (!error.empty()) std::fprintf(stderr, "compile-trace: %s\n", error.c_str());
     return error.empty() ? 0 : 1;
+  } else if (mode == "faultcost" && argc == 2) {
+    return lethe::bench::RunFaultCost();
   } else if (mode == "replay" && argc == 3) {
     std::string error = lethe::bench::RunReplay(argv[2]);
     if (!error.empty()) std::fprintf(stderr, "replay: %s\n", error.c_str());
@@ -977,7 +983,7 @@ int main(int argc, char** argv) {
                  " xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS (1..64) |"
                  " handoff THREADS (1..64) |"
                  " pairs N | reallocs N | suite SHAPE [quick] (SHAPE: %s) |"
-                 " compile-trace OUT RAW... | replay TRACE\n",
+                 " compile-trace OUT RAW... | replay TRACE | faultcost\n",
                  argv[0], Churn::kCycles * Churn::kPages, lethe::bench::SuiteShapeNames());
     return help ? 0 : 2;
   }
