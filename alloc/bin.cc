@@ -5,8 +5,8 @@
 #include "bin.h"
 
 #include "compiler.h"
-#include "os.h"
 #include "lethe/check.h"
+#include "os.h"
 #include "ring.h"
 
 namespace lethe::internal {
