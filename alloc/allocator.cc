@@ -86,9 +86,20 @@ void* AllocateSmall(uint32_t klass) {
   return block;
 }
 
-// One attempt, no out-of-memory handling. size > 0. `written`: the caller writes most of the
-// block at once (realloc's copy): a large run then takes resident (dirty) pages first.
-void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
+// Faults in the pages of [block, block + written) from `resident` on, the part of a block that
+// the caller writes at once and that lies on fresh pages: one system call (os.h OsPopulate), not
+// an exception per page. Pages at or past `written` stay unfaulted until written.
+void PopulateWritten(void* block, size_t resident, size_t written) {
+  size_t end = written & ~(kPageBytes - 1);
+  if (end >= resident + 2 * kPageBytes) {
+    OsPopulate(static_cast<char*>(block) + resident, end - resident);
+  }
+}
+
+// One attempt, no out-of-memory handling. size > 0. `written`: the bytes the caller writes at
+// once from the block's start (realloc's copy; 0: none known). A large run then takes resident
+// (dirty) pages first, and the fresh pages under those bytes are populated.
+void* TryAllocate(size_t size, size_t alignment, bool zero, size_t written) {
   if (alignment < 8) alignment = 8;
   int klass = SmallClassFor(size, alignment);
   if (klass >= 0) {
@@ -96,7 +107,7 @@ void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
     if (block != nullptr && zero) std::memset(block, 0, size);
     return block;
   }
-  if (size <= kLargeMaxBytes && !(written && size >= kGrowingRegionMinBytes)) {
+  if (size <= kLargeMaxBytes && !(written != 0 && size >= kGrowingRegionMinBytes)) {
     size_t pages = LargeClassPages(PagesFor(size));
     // An aligned request may be shorter than any large class: a small size, aligned over a page.
     if (pages >= kLargeCacheMinPages && pages <= kLargeCacheMaxPages) {
@@ -116,8 +127,9 @@ void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
       bool zeroed = false;
       void* block =
           ArenaAllocateLarge(ThreadArena(), static_cast<uint32_t>(pages), alignment, &zeroed,
-                             written);
+                             written != 0);
       if (block != nullptr && zero && !zeroed) std::memset(block, 0, size);
+      if (block != nullptr && zeroed) PopulateWritten(block, 0, written);
       return block;
     }
   }
@@ -125,13 +137,14 @@ void* TryAllocate(size_t size, size_t alignment, bool zero, bool written) {
   Arena* owner = t_bound_arena;
   // A block that a realloc moves gets room to grow (GrowthPages): unwritten, the room costs
   // address space, not memory.
-  size_t bytes = written ? GrowthPages(PagesFor(size)) << kLgPageBytes : size;
+  size_t bytes = written != 0 ? GrowthPages(PagesFor(size)) << kLgPageBytes : size;
   void* block =
       HugeAllocate(bytes, alignment < kPageBytes ? kPageBytes : alignment, &reused, owner);
   if (block != nullptr) {
     CountHugeAllocation();
     if (owner != nullptr) ArenaAddHuge(owner, HugeSize(block));
     if (zero) std::memset(block, 0, reused < size ? reused : size);  // fresh pages read as zero
+    PopulateWritten(block, reused, written);
   }
   return block;
 }
@@ -146,7 +159,7 @@ LETHE_NOINLINE void* InjectedFailure(size_t size) {
 
 // Steps 1-4 of oom.h after a first attempt failed.
 LETHE_NOINLINE void* AllocateAfterFailure(size_t size, size_t alignment, bool zero,
-                                          bool written) {
+                                          size_t written) {
   CountOomEvent();
   PurgeAllArenas();
   if (void* block = TryAllocate(size, alignment, zero, written)) return block;
@@ -171,7 +184,7 @@ bool EnsureInit() {
   lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
 }
 
-void* AllocateSlow(size_t size, size_t alignment, bool zero, bool written) noexcept {
+void* AllocateSlow(size_t size, size_t alignment, bool zero, size_t written) noexcept {
   EnsureInit();
   if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
   if (size == 0) size = 1;
@@ -356,15 +369,11 @@ namespace {
 // realloc that moves: a new block, the bytes copied, the old block freed. `old_size` is the old
 // block's usable size; `large`: it is a run of an arena chunk (not a small region).
 LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_size, bool large) {
-  // A small new block takes malloc's fast path; `written` matters to large runs only.
-  void* block = size <= kSmallMaxBytes ? Allocate(size) : AllocateSlow(size, 0, false, true);
-  if (block == nullptr) return nullptr;
+  // A small new block takes malloc's fast path (its pages populated by the fill, bin.h); the
+  // copy's length matters to large and huge blocks only.
   const size_t copied = old_size < size ? old_size : size;
-  // The copy writes the block's first pages at once: one system call faults in those that are
-  // fresh (os.h OsPopulate), not an exception per page. Small regions came populated (bin.h).
-  if (size > kSmallMaxBytes && copied >= 2 * kPageBytes) {
-    OsPopulate(block, copied & ~(kPageBytes - 1));
-  }
+  void* block = size <= kSmallMaxBytes ? Allocate(size) : AllocateSlow(size, 0, false, copied);
+  if (block == nullptr) return nullptr;
   std::memcpy(block, pointer, copied);
   if (large) {
     // The run left behind goes straight back to the free runs (no thread cache, no parking):

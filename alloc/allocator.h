@@ -24,8 +24,9 @@ namespace lethe::internal {
 // Initialises on first use (no allocation); true once ready.
 bool EnsureInit();
 
-// `written`: the caller writes most of the block at once (realloc's copy; see TryAllocate).
-void* AllocateSlow(size_t size, size_t alignment, bool zero, bool written = false) noexcept;
+// `written`: the bytes the caller writes at once from the block's start (realloc's copy; see
+// TryAllocate), 0 when none are known.
+void* AllocateSlow(size_t size, size_t alignment, bool zero, size_t written = 0) noexcept;
 void* AllocateZeroed(size_t count, size_t size);
 void* AllocateAligned(size_t alignment, size_t size);
 void* Reallocate(void* pointer, size_t size);

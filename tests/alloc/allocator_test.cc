@@ -543,6 +543,7 @@ TEST(Allocator, AReallocThatMovesALargeBlockPopulatesTheCopiedPagesInOneCall) {
     auto* block = static_cast<unsigned char*>(lethe_malloc(kOld));
     ASSERT_NE(block, nullptr);
     for (size_t i = 0; i < kOld; ++i) block[i] = static_cast<unsigned char>(i * 13);
+    lethe_purge();  // no dirty pages left: the block moves onto fresh ones
     const uint64_t calls = OsPopulateCallCount();
     auto* moved = static_cast<unsigned char*>(lethe_realloc(block, kNew));
     ASSERT_NE(moved, nullptr);
@@ -551,6 +552,25 @@ TEST(Allocator, AReallocThatMovesALargeBlockPopulatesTheCopiedPagesInOneCall) {
     lethe_free(moved);
   }
   OsPopulateUnsupportedForTesting(false);
+}
+
+// A realloc that moves a block onto pages still resident (a run just freed) makes no populate
+// call: only fresh pages are populated.
+TEST(Allocator, AReallocOntoResidentPagesMakesNoPopulateCall) {
+  constexpr size_t kOld = 12 * 1024, kNew = 60 * 1024;  // a small region into a large run
+  void* resident = lethe_malloc(kNew);
+  ASSERT_NE(resident, nullptr);
+  std::memset(resident, 1, kNew);
+  lethe_free(resident);  // cached by the thread, or a dirty run: written pages either way
+  auto* block = static_cast<unsigned char*>(lethe_malloc(kOld));
+  ASSERT_NE(block, nullptr);
+  for (size_t i = 0; i < kOld; ++i) block[i] = static_cast<unsigned char>(i * 7);
+  const uint64_t calls = OsPopulateCallCount();
+  auto* moved = static_cast<unsigned char*>(lethe_realloc(block, kNew));
+  ASSERT_NE(moved, nullptr);
+  EXPECT_EQ(OsPopulateCallCount(), calls);
+  for (size_t i = 0; i < kOld; ++i) ASSERT_EQ(moved[i], static_cast<unsigned char>(i * 7)) << i;
+  lethe_free(moved);
 }
 
 // A grown block keeps its coarser class while realloc asks for any size that would grow into it,
