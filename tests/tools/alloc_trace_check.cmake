@@ -1,7 +1,7 @@
 # cmake -P: records `lethe-alloc-workload pairs 1000` and `reallocs 3000` (WORKLOAD) with the trace
 # shim (SHIM), compiles the raw traces and replays them; then the failure paths: a file that is not
 # a raw trace, one that is not a compiled trace, a truncated one, and one whose operations
-# contradict each other. DIR is a scratch folder.
+# contradict each other; and the replay's statistics (ALLOC_WORKLOAD_STATS). DIR is a scratch folder.
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR}/raw)
 function(run expect_status)
@@ -30,6 +30,12 @@ endif()
 run(0 ${WORKLOAD} replay ${DIR}/pairs.trace)
 if(NOT out MATCHES "^ms=[0-9.]+ exit_rss_kb=[0-9]+ exit_anon_kb=[0-9]+ peak_kb=[0-9]+ minflt=-?[0-9]+ ops=${ops} slots=")
   message(FATAL_ERROR "unexpected replay line: ${out}")
+endif()
+# ALLOC_WORKLOAD_STATS=1: the same line, then the allocator's own view (malloc_stats, on stderr).
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ALLOC_WORKLOAD_STATS=1 ${WORKLOAD} replay ${DIR}/pairs.trace
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT status EQUAL 0 OR NOT out MATCHES "^ms=[0-9.]+ exit_rss_kb=" OR err STREQUAL "")
+  message(FATAL_ERROR "replay with ALLOC_WORKLOAD_STATS=1: exit ${status}\n${out}${err}")
 endif()
 
 # A trace with reallocs (moving and in place), callocs and frees: it compiles with nothing dropped,

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -318,6 +319,7 @@ std::string RunReplay(const std::string& path) {
               elapsed, RssKb(), AnonRssKb(), PeakRssKb(), MinorFaults() - faults_before,
               static_cast<unsigned long long>(trace.header.op_count),
               static_cast<unsigned long long>(trace.header.slot_count));
+  if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // what the exit RSS holds
   return "";  // the blocks and the table stay: the process exits, as the program did
 }
 

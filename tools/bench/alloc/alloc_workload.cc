@@ -85,8 +85,9 @@
 //           (fault_cost.h), what Lethe's allocator weighs when it populates fresh small runs.
 // Every mode but faultcost also prints minflt: minor page faults of the measured part (churn, mt,
 // realloc, slop and pagemap: of the whole process).
-// ALLOC_WORKLOAD_STATS=1: churn (after its loads) and slop (after its figures) also print the
-// allocator's own view with malloc_stats (for Lethe: classes, dirty pages, the huge regions).
+// ALLOC_WORKLOAD_STATS=1: churn (after its loads), slop (after its figures) and replay (at the
+// trace's end, what its exit RSS holds) also print the allocator's own view with malloc_stats
+// (for Lethe: classes, dirty pages, thread caches, the huge regions).
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/mman.h>
