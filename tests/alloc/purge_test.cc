@@ -446,8 +446,8 @@ class FloorIsTheLimit {
   const Options saved_ = g_options;
 };
 
-// An arena's dirty floor starts at 256 KiB and doubles, up to 2 MiB, while excess purges come
-// within decay_ms / 8 of each other (here: a decay time so long that they all do).
+// An arena's dirty floor starts at 256 KiB and doubles, up to 16 MiB, while excess purges come
+// within decay_ms / kExcessRepeatShare of each other (here: a decay time so long that they all do).
 TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
   FloorIsTheLimit options;
   Arena* arena = ThreadArena();
@@ -474,6 +474,32 @@ TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
   }
   EXPECT_EQ(floors.back(), kDirtyFloorMaxPages);
   for (size_t i = 1; i < floors.size(); ++i) EXPECT_GE(floors[i], floors[i - 1]);
+}
+
+// Whether an excess purge counts as a repeat is decided by the time since the last one, against
+// decay_ms / kExcessRepeatShare (5 s of a 10 s decay here): 6 s after the last, the floor stays at
+// its least; 4 s after, it doubles (at decay_ms / 8 it did not: 1.25 s). Each round frees 1 MiB of
+// written runs over a 256 KiB floor, purged at once by ArenaPurgeExcess.
+TEST(Purge, TheDirtyFloorGrowsOnlyWhenAnExcessPurgeComesWithinHalfTheDecayTimeOfTheLast) {
+  FloorIsTheLimit options;
+  g_options.decay_ms = 10'000;
+  constexpr uint64_t kSecond = 1'000'000'000;
+  static_assert(10 * kSecond / kExcessRepeatShare > 4 * kSecond &&
+                10 * kSecond / kExcessRepeatShare < 6 * kSecond);
+  Arena* arena = ThreadArena();
+  ASSERT_FALSE(arena->caller);
+  lethe_purge();
+  auto floor_after_excess_since = [arena](uint64_t since_last_ns) {
+    size_t dirty = FreeRunsOf256KiB(arena, 4, kDirtyFloorMinPages);
+    MutexLock lock(&arena->lock);
+    EXPECT_GT(dirty, kDirtyFloorMinPages);
+    arena->last_excess_ns = DecayNowNs() - since_last_ns;  // modular, as NoteExcess reads it
+    ArenaPurgeExcess(arena);
+    EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages);  // the excess was purged
+    return arena->dirty_floor_pages;
+  };
+  EXPECT_EQ(floor_after_excess_since(6 * kSecond), kDirtyFloorMinPages);
+  EXPECT_EQ(floor_after_excess_since(4 * kSecond), 2 * kDirtyFloorMinPages);
 }
 
 // Past its least, the dirty floor counts up to the arena's active pages once they fell under half
