@@ -3,14 +3,12 @@
 #include "alloc_replay.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -18,6 +16,7 @@
 
 #include "alloc_trace_format.h"
 #include "proc_figures.h"
+#include "workload_support.h"
 
 namespace lethe::bench {
 namespace {
@@ -319,7 +318,7 @@ std::string RunReplay(const std::string& path) {
               elapsed, RssKb(), AnonRssKb(), PeakRssKb(), MinorFaults() - faults_before,
               static_cast<unsigned long long>(trace.header.op_count),
               static_cast<unsigned long long>(trace.header.slot_count));
-  if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // what the exit RSS holds
+  PrintAllocatorStatsIfAsked();  // what the exit RSS holds
   return "";  // the blocks and the table stay: the process exits, as the program did
 }
 

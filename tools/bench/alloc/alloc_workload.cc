@@ -122,6 +122,7 @@ using lethe::bench::LogUniform;
 using lethe::bench::MallocOrAbort;
 using lethe::bench::MinorFaults;
 using lethe::bench::NowMs;
+using lethe::bench::PrintAllocatorStatsIfAsked;
 using lethe::bench::PeakRssKb;
 using lethe::bench::Random;
 using lethe::bench::ReallocOrAbort;
@@ -231,7 +232,7 @@ struct Churn {
     RunLoads(load_index);
     double load_ms = NowMs() - start;
     long peak_kb = PeakRssKb();
-    if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // the allocator's view
+    PrintAllocatorStatsIfAsked();
     for (int window = 1; window < kWindows; ++window) Close(window);
     // Idle 1.5 s with light activity: a few small objects every 10 ms.
     Random random(7);
@@ -410,7 +411,7 @@ void RunSlop() {
               100.0 * static_cast<double>(usable - requested) / static_cast<double>(requested),
               (rss_bytes - static_cast<double>(requested)) / kCount, requested / 1024,
               after - before, MinorFaults());
-  if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();  // the allocator's view
+  PrintAllocatorStatsIfAsked();
   for (void* block : blocks) std::free(block);
 }
 

@@ -1,8 +1,11 @@
 // What every workload of lethe-alloc-workload draws on: a deterministic random source, sizes
-// drawn log-uniformly, and malloc/realloc that end the run on failure (a run that lost a block
-// reports no figure). Header-only, like proc_figures.h.
+// drawn log-uniformly, malloc/realloc that end the run on failure (a run that lost a block
+// reports no figure), and the allocator's own statistics on request. Header-only, like
+// proc_figures.h.
 #ifndef LETHE_TOOLS_BENCH_ALLOC_WORKLOAD_SUPPORT_H_
 #define LETHE_TOOLS_BENCH_ALLOC_WORKLOAD_SUPPORT_H_
+
+#include <malloc.h>
 
 #include <cmath>
 #include <cstddef>
@@ -44,6 +47,12 @@ inline void* ReallocOrAbort(void* block, size_t size) {
   block = std::realloc(block, size);
   if (block == nullptr) std::abort();
   return block;
+}
+
+// ALLOC_WORKLOAD_STATS set: prints the allocator's own view (malloc_stats, on stderr; for Lethe:
+// classes, dirty pages, thread caches, the huge regions) beside a workload's figures.
+inline void PrintAllocatorStatsIfAsked() {
+  if (std::getenv("ALLOC_WORKLOAD_STATS") != nullptr) malloc_stats();
 }
 
 }  // namespace lethe::bench
