@@ -62,7 +62,7 @@ bool ExcessIsResident(Arena* arena, size_t limit) {
 // the active pages the arena churns at.
 void NoteExcess(Arena* arena) {
   uint64_t now = DecayNowNs();
-  uint64_t window = g_options.decay_ms * 1000000u / kExcessRepeatShare;
+  uint64_t window = g_options.decay_ms * 1000000u;
   if (now - arena->last_excess_ns < window) {
     if (arena->dirty_floor_pages < kDirtyFloorMaxPages) arena->dirty_floor_pages *= 2;
     arena->churn_active_pages = arena->heap.active_pages();

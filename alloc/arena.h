@@ -25,7 +25,7 @@ namespace lethe::internal {
 
 // Dirty pages an arena may keep whatever its dirty_percent allows: from 256 KiB (glibc's default
 // trim threshold is 128 KiB), doubled up to 16 MiB each time an excess purge follows the last one
-// within decay_ms / kExcessRepeatShare (the arena frees and refaults pages faster than it should
+// within decay_ms (the arena frees and refaults pages faster than it should
 // purge them). Past 256 KiB, the floor counts only up to the arena's active pages once they are
 // under half of what they were at the last such repeat (churn_active_pages): a program that
 // frees its data at exit keeps no floor grown while the data lived, and one that churns at a
@@ -39,11 +39,11 @@ namespace lethe::internal {
 // (jemalloc 8,400 and 343 ms), for a peak of 36 MB instead of 29.5 (jemalloc 37).
 inline constexpr size_t kDirtyFloorMinPages = 64;
 inline constexpr size_t kDirtyFloorMaxPages = 4096;
-// Half the decay time, not an eighth: a program whose bursts come a few tenths of a second apart
-// (the engine's page loads, each excess purged by the purge thread after its grace) never counted
-// as repeating, so its floor stayed at its least and it refaulted what each burst freed. The floor
-// holds back excess purges only: decay still purges every page dirty for decay_ms, idle or not.
-inline constexpr uint64_t kExcessRepeatShare = 2;
+// The repeat window is the decay time (it was an eighth, then half): a program whose bursts come
+// a few tenths of a second apart (the engine's page loads, each excess purged by the purge thread
+// after its grace) did not count as repeating on a machine where its loads took longer, so its
+// floor stayed at its least and it refaulted what each burst freed. The floor holds back excess
+// purges only: decay still purges every page dirty for decay_ms, idle or not.
 
 // An excess over the dirty limit is left to decay when its pages hold little memory:
 // kDirtySampleRuns dirty runs, the oldest and the newest, are sampled with mincore, and when at
