@@ -154,7 +154,10 @@ SIZE_CLASS_PEERS = ["jemalloc", "mimalloc", "tcmalloc"]
 RATIO_PEERS = {("slop", "slop_pct"): SIZE_CLASS_PEERS,
                ("slop", "overhead_per_object"): SIZE_CLASS_PEERS}
 PAGEMAP_TARGET = 1.2  # Lethe's own ns/op with 10^5 live runs over 10^2
-SHORT_WORKLOADS = ("mt1", "mt2", "pagemap100", "pagemap100000")
+# Short workloads, run SHORT_RUNS times a repetition. python_exit among them: its exit RSS lands in
+# one of two modes, run after run, for every allocator (glibc 8.6 or 10.5 MB anonymous; bench
+# README, stop 40), so that its median is not decided by three draws.
+SHORT_WORKLOADS = ("mt1", "mt2", "pagemap100", "pagemap100000", "python_exit")
 SHORT_RUNS = 3
 
 
