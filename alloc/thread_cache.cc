@@ -54,6 +54,7 @@ void InitBins(ThreadCache* cache) {
   cache->large_bytes = 0;
   cache->flush_epoch = g_flush_epoch.load(std::memory_order_relaxed);
   cache->gc_next_bin = 0;
+  cache->allocations_at_free_gc = 0;
   cache->allocation_countdown = kGcEvents;
   cache->free_credit = 0;
   cache->allocation_count = 0;
@@ -285,6 +286,25 @@ void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept {
   return block;
 }
 
+namespace {
+
+// A thread that frees far more than it allocates is letting go of its working set: every bin
+// goes back to its floor, and the large bins are emptied.
+void Shed(ThreadCache* cache) {
+  for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+    CacheBin& bin = cache->bins[klass];
+    uint32_t floor = CacheMinCapacity(kSmallSizes[klass]);
+    bin.capacity = static_cast<uint16_t>(floor);
+    if (bin.count > floor) ThreadCacheFlushBin(cache, klass, bin.count - floor);
+    bin.low_water = static_cast<uint16_t>(bin.count);
+  }
+  for (uint32_t index = 0; index < kLargeCacheBins; ++index) {
+    if (cache->large[index].count > 0) FlushLargeBin(cache, index, cache->large[index].count);
+  }
+}
+
+}  // namespace
+
 void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
   if (allocations) {
     cache->allocation_count += kGcEvents;
@@ -293,6 +313,15 @@ void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
     cache->free_credit = 0;
   }
   if (ThreadCacheFlushAfterPurge(cache)) return;
+  if (!allocations) {
+    uint64_t made = CacheAllocations(*cache);
+    // Not a thread that only frees what others allocate (a consumer): its bins pass regions
+    // through, and it has no working set to let go of.
+    bool shedding = made >= kGcEvents &&
+                    (made - cache->allocations_at_free_gc) * kShedShare < kGcEvents;
+    cache->allocations_at_free_gc = made;
+    if (shedding) return Shed(cache);
+  }
   uint32_t klass = cache->gc_next_bin;
   cache->gc_next_bin = (klass + 1) % (kSmallClassCount + kLargeCacheBins);
   if (klass >= kSmallClassCount) {

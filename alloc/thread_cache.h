@@ -18,7 +18,8 @@
 // lock acquisition, from its arena's transfer cache first. Every kGcEvents allocations and every kGcEvents frees,
 // one bin (round-robin) gives back half of what stayed unused since its last visit (its
 // low-water mark), and halves its capacity when that was a quarter of it or more: a thread whose
-// bursts are small keeps few regions. Why up to 512: a page closed frees its thousands of small
+// bursts are small keeps few regions. A thread that frees far more than it allocates sheds its
+// whole cache instead (kShedShare). Why up to 512: a page closed frees its thousands of small
 // objects at once, and the next page allocates as many. Why by bytes: a steady random walk over
 // many classes drifts every bin to its ceiling, and 512 regions of each cost it its cache lines.
 // Why at least 64: fewer made a walk over 16-512 B refill or flush a bin every few hundred
@@ -88,6 +89,14 @@ static_assert(TotalCacheBytes() <= kThreadCacheMaxBytes, "the bound lethe/alloc.
 // nothing, so a bin found full charges the frees that filled it since its last flush or growth
 // (half its capacity) to free_credit, and a step runs when the credit reaches kGcEvents.
 inline constexpr uint32_t kGcEvents = 4096;
+// A free-paced GC step that finds the thread made fewer than kGcEvents / kShedShare allocations
+// since the last such step (and kGcEvents in all: not a consumer) sheds: every small bin goes back
+// to its floor and the large bins are emptied. Why: a thread that frees its working set (a
+// program's phase or a process ending; the g++ replay's cc1plus, whose cache lived on into as)
+// kept bins at their ceilings, up to 3.6 MB, that a one-bin-per-step GC needs ~311,000 events to
+// visit twice (replay:g++ exit RSS 55,248 -> 51,860 KiB, glibc 52,952; churn's instructions
+// +0.3%).
+inline constexpr uint64_t kShedShare = 8;
 
 // 16 bytes, so that the fast paths index bins with a shift.
 struct CacheBin {
@@ -127,6 +136,7 @@ struct ThreadCache {
   uint64_t flushed_count;   // regions and runs that flushes sent to the arenas
   uint64_t flush_epoch;  // the g_flush_epoch this cache has honoured
   uint32_t gc_next_bin;
+  uint64_t allocations_at_free_gc;  // CacheAllocations at the last free-paced GC step
   void* storage[TotalCacheSlots()];
 };
 static_assert(offsetof(ThreadCache, bins) == 0, "free's fast path: see CacheBin");

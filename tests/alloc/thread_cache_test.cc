@@ -371,6 +371,72 @@ TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
   ValidateHeap();
 }
 
+// A thread that allocated its working set and now frees it (a phase or a process ending) gives its
+// cache back at the second free-paced GC step that finds no allocation since the first: every
+// small bin at its floor, the large bins empty (kShedShare).
+TEST(ThreadCache, AThreadThatFreesItsWorkingSetShedsItsBinsToTheirFloors) {
+  constexpr size_t kSmall = 600;
+  constexpr size_t kLarge = 20 << 10;
+  const auto klass = static_cast<uint32_t>(SmallClassOf(kSmall));
+  std::thread worker([klass] {
+    std::vector<void*> blocks;
+    for (uint32_t i = 0; i < kGcEvents; ++i) blocks.push_back(lethe_malloc(kSmall));
+    for (int i = 0; i < 4; ++i) blocks.push_back(lethe_malloc(kLarge));
+    ThreadCache* cache = t_cache;
+    ASSERT_TRUE(HasCache(cache));
+    uint64_t out = RegionsOut(cache->arena, klass);
+    for (void* block : blocks) lethe_free(block);
+    ThreadCacheGcAfter(cache, false);
+    ThreadCacheGcAfter(cache, false);
+    for (uint32_t k = 0; k < kSmallClassCount; ++k) {
+      EXPECT_EQ(cache->bins[k].capacity, CacheMinCapacity(kSmallSizes[k])) << "class " << k;
+      EXPECT_LE(cache->bins[k].count, cache->bins[k].capacity) << "class " << k;
+    }
+    EXPECT_EQ(cache->large_bytes, 0u);
+    EXPECT_GE(out - RegionsOut(cache->arena, klass), kGcEvents - CacheMinCapacity(kSmallSizes[klass]))
+        << "the shed regions went back to the arena";
+  });
+  worker.join();
+  ValidateHeap();
+}
+
+// The same frees with allocations between the steps (a quarter of kGcEvents, over kGcEvents /
+// kShedShare), or from a thread that never allocated kGcEvents blocks (one that frees what others
+// allocate), shed nothing: the bin keeps its ceiling.
+TEST(ThreadCache, AThreadThatAllocatesAsItFreesOrOnlyFreesKeepsItsBins) {
+  constexpr size_t kSmall = 600;
+  const auto klass = static_cast<uint32_t>(SmallClassOf(kSmall));
+  const uint32_t ceiling = CacheMaxCapacity(kSmallSizes[klass]);
+  std::thread balanced([klass, ceiling] {
+    std::vector<void*> blocks;
+    for (uint32_t i = 0; i < kGcEvents; ++i) blocks.push_back(lethe_malloc(kSmall));
+    ThreadCache* cache = t_cache;
+    ASSERT_TRUE(HasCache(cache));
+    for (void* block : blocks) lethe_free(block);
+    for (int round = 0; round < 3; ++round) {
+      blocks.clear();
+      for (uint32_t i = 0; i < kGcEvents / 4; ++i) blocks.push_back(lethe_malloc(kSmall));
+      for (void* block : blocks) lethe_free(block);
+      ThreadCacheGcAfter(cache, false);
+    }
+    EXPECT_EQ(cache->bins[klass].capacity, ceiling);
+  });
+  balanced.join();
+  std::vector<void*> blocks;
+  for (uint32_t i = 0; i < kGcEvents; ++i) blocks.push_back(lethe_malloc(kSmall));
+  std::thread consumer([&blocks, klass, ceiling] {
+    lethe_free(lethe_malloc(kSmall));  // creates the cache
+    ThreadCache* cache = t_cache;
+    ASSERT_TRUE(HasCache(cache));
+    for (void* block : blocks) lethe_free(block);
+    ThreadCacheGcAfter(cache, false);
+    ThreadCacheGcAfter(cache, false);
+    EXPECT_EQ(cache->bins[klass].capacity, ceiling);
+  });
+  consumer.join();
+  ValidateHeap();
+}
+
 // free's fast path counts nothing; a bin found full charges the frees that filled it, so that a
 // thread that only frees still runs a GC step about every kGcEvents frees.
 TEST(ThreadCache, AThreadThatOnlyFreesStillRunsGcSteps) {
