@@ -25,11 +25,11 @@ namespace lethe::internal {
 
 // Dirty pages an arena may keep whatever its dirty_percent allows: from 256 KiB (glibc's default
 // trim threshold is 128 KiB), doubled up to 16 MiB each time an excess purge follows the last one
-// within decay_ms (the arena frees and refaults pages faster than it should
-// purge them). Past 256 KiB, the floor counts only up to the arena's active pages once they are
-// under half of what they were at the last such repeat (churn_active_pages): a program that
-// frees its data at exit keeps no floor grown while the data lived, and one that churns at a
-// small active size keeps the floor it grew there (held to its active pages,
+// within decay_ms (the arena frees and refaults pages faster than it should purge them). Past
+// 256 KiB, the floor counts only up to the arena's active pages once they are under half of what
+// they were at the last such repeat (churn_active_pages): a program that frees its data at exit
+// keeps no floor grown while the data lived, and one that churns at a small active size keeps
+// the floor it grew there (held to its active pages,
 // lethe-alloc-workload shrinks purged and refaulted at every step: 745,000 faults against 2,000).
 // Why: a fixed 2 MiB left python3 running a short script with ~3 MB dirty in its two arenas at
 // exit, against glibc's trimmed heap (issue 15 item 5); a fixed 256 KiB made lethe-alloc-workload

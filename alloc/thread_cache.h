@@ -91,11 +91,9 @@ static_assert(TotalCacheBytes() <= kThreadCacheMaxBytes, "the bound lethe/alloc.
 inline constexpr uint32_t kGcEvents = 4096;
 // A free-paced GC step that finds the thread made fewer than kGcEvents / kShedShare allocations
 // since the last such step (and kGcEvents in all: not a consumer) sheds: every small bin goes back
-// to its floor and the large bins are emptied. Why: a thread that frees its working set (a
-// program's phase or a process ending; the g++ replay's cc1plus, whose cache lived on into as)
-// kept bins at their ceilings, up to 3.6 MB, that a one-bin-per-step GC needs ~311,000 events to
-// visit twice (replay:g++ exit RSS 55,248 -> 51,860 KiB, glibc 52,952; churn's instructions
-// +0.3%).
+// to its floor and the large bins are emptied. Why: a thread that let go of its working set (a
+// phase or a process ending) kept its bins at their ceilings, up to 3.6 MB, which a
+// one-bin-per-step GC takes ~311,000 events to visit twice (figures: the bench README).
 inline constexpr uint64_t kShedShare = 8;
 
 // 16 bytes, so that the fast paths index bins with a shift.
