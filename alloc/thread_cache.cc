@@ -138,11 +138,16 @@ bool Grow(CacheBin& bin, uint32_t klass) {
 }
 
 // Halves the bin's capacity down to its floor, flushing what no longer fits.
-void Shrink(ThreadCache* cache, uint32_t klass) {
+// Lowers the bin's capacity to `capacity` (never under its floor) and flushes what no longer fits.
+void ShrinkTo(ThreadCache* cache, uint32_t klass, uint32_t capacity) {
   CacheBin& bin = cache->bins[klass];
   uint32_t floor = CacheMinCapacity(kSmallSizes[klass]);
-  bin.capacity = static_cast<uint16_t>(bin.capacity / 2 > floor ? bin.capacity / 2 : floor);
+  bin.capacity = static_cast<uint16_t>(capacity > floor ? capacity : floor);
   if (bin.count > bin.capacity) ThreadCacheFlushBin(cache, klass, bin.count - bin.capacity);
+}
+
+void Shrink(ThreadCache* cache, uint32_t klass) {
+  ShrinkTo(cache, klass, cache->bins[klass].capacity / 2);
 }
 
 }  // namespace
@@ -250,13 +255,21 @@ bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) 
   return cached;
 }
 
+namespace {
+
+void FlushLargeBins(ThreadCache* cache) {
+  for (uint32_t index = 0; index < kLargeCacheBins; ++index) {
+    if (cache->large[index].count > 0) FlushLargeBin(cache, index, cache->large[index].count);
+  }
+}
+
+}  // namespace
+
 void ThreadCacheFlushAll(ThreadCache* cache) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
     if (cache->bins[klass].count > 0) ThreadCacheFlushBin(cache, klass, cache->bins[klass].count);
   }
-  for (uint32_t index = 0; index < kLargeCacheBins; ++index) {
-    if (cache->large[index].count > 0) FlushLargeBin(cache, index, cache->large[index].count);
-  }
+  FlushLargeBins(cache);
 }
 
 uint32_t LiveThreadCaches() { return g_live_caches.load(std::memory_order_relaxed); }
@@ -292,15 +305,10 @@ namespace {
 // goes back to its floor, and the large bins are emptied.
 void Shed(ThreadCache* cache) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
-    CacheBin& bin = cache->bins[klass];
-    uint32_t floor = CacheMinCapacity(kSmallSizes[klass]);
-    bin.capacity = static_cast<uint16_t>(floor);
-    if (bin.count > floor) ThreadCacheFlushBin(cache, klass, bin.count - floor);
-    bin.low_water = static_cast<uint16_t>(bin.count);
+    ShrinkTo(cache, klass, 0);
+    cache->bins[klass].low_water = static_cast<uint16_t>(cache->bins[klass].count);
   }
-  for (uint32_t index = 0; index < kLargeCacheBins; ++index) {
-    if (cache->large[index].count > 0) FlushLargeBin(cache, index, cache->large[index].count);
-  }
+  FlushLargeBins(cache);
 }
 
 }  // namespace

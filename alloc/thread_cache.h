@@ -133,8 +133,8 @@ struct ThreadCache {
   uint64_t refilled_count;  // regions refills brought in (small bins)
   uint64_t flushed_count;   // regions and runs that flushes sent to the arenas
   uint64_t flush_epoch;  // the g_flush_epoch this cache has honoured
-  uint32_t gc_next_bin;
   uint64_t allocations_at_free_gc;  // CacheAllocations at the last free-paced GC step
+  uint32_t gc_next_bin;
   void* storage[TotalCacheSlots()];
 };
 static_assert(offsetof(ThreadCache, bins) == 0, "free's fast path: see CacheBin");
