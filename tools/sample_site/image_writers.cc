@@ -156,6 +156,35 @@ void JpegErrorExit(j_common_ptr info) {
 
 }  // namespace
 
+namespace {
+
+// The libjpeg calls, isolated as the libpng ones are: the longjmp on error skips no destructor
+// and no local of this function is used after it. False on a libjpeg error (errors->message).
+bool CompressRows(jpeg_compress_struct* info, JpegErrorManager* errors, FILE* file, int width,
+                  int height, const RowPainter& paint_row, int quality, bool progressive,
+                  uint8_t* row_buffer) {
+  if (setjmp(errors->jump)) return false;
+  jpeg_create_compress(info);
+  jpeg_stdio_dest(info, file);
+  info->image_width = static_cast<JDIMENSION>(width);
+  info->image_height = static_cast<JDIMENSION>(height);
+  info->input_components = 4;
+  info->in_color_space = JCS_EXT_RGBA;  // libjpeg-turbo's extension: no RGB copy of each row
+  jpeg_set_defaults(info);
+  jpeg_set_quality(info, quality, TRUE);
+  if (progressive) jpeg_simple_progression(info);
+  jpeg_start_compress(info, TRUE);
+  while (info->next_scanline < info->image_height) {
+    paint_row(static_cast<int>(info->next_scanline), row_buffer);
+    JSAMPROW row = row_buffer;
+    jpeg_write_scanlines(info, &row, 1);
+  }
+  jpeg_finish_compress(info);
+  return true;
+}
+
+}  // namespace
+
 bool WriteJpeg(const std::string& path, int width, int height, const RowPainter& paint_row,
                int quality, bool progressive, std::string* error) {
   File file(std::fopen(path.c_str(), "wb"));
@@ -163,34 +192,18 @@ bool WriteJpeg(const std::string& path, int width, int height, const RowPainter&
     *error = path + ": cannot create";
     return false;
   }
-  // The row buffer exists before the setjmp: a longjmp skips no destructor.
   std::vector<uint8_t> rgba(static_cast<size_t>(width) * 4);
   jpeg_compress_struct info{};
   JpegErrorManager errors{};
   info.err = jpeg_std_error(&errors.base);
   errors.base.error_exit = JpegErrorExit;
-  if (setjmp(errors.jump)) {
-    jpeg_destroy_compress(&info);
+  bool written = CompressRows(&info, &errors, file.get(), width, height, paint_row, quality,
+                              progressive, rgba.data());
+  jpeg_destroy_compress(&info);
+  if (!written) {
     *error = path + ": libjpeg: " + errors.message;
     return false;
   }
-  jpeg_create_compress(&info);
-  jpeg_stdio_dest(&info, file.get());
-  info.image_width = static_cast<JDIMENSION>(width);
-  info.image_height = static_cast<JDIMENSION>(height);
-  info.input_components = 4;
-  info.in_color_space = JCS_EXT_RGBA;  // libjpeg-turbo's extension: no RGB copy of each row
-  jpeg_set_defaults(&info);
-  jpeg_set_quality(&info, quality, TRUE);
-  if (progressive) jpeg_simple_progression(&info);
-  jpeg_start_compress(&info, TRUE);
-  while (info.next_scanline < info.image_height) {
-    paint_row(static_cast<int>(info.next_scanline), rgba.data());
-    JSAMPROW row = rgba.data();
-    jpeg_write_scanlines(&info, &row, 1);
-  }
-  jpeg_finish_compress(&info);
-  jpeg_destroy_compress(&info);
   return std::fflush(file.get()) == 0 || (*error = path + ": write failed", false);
 }
 
