@@ -137,7 +137,6 @@ bool Grow(CacheBin& bin, uint32_t klass) {
   return true;
 }
 
-// Halves the bin's capacity down to its floor, flushing what no longer fits.
 // Lowers the bin's capacity to `capacity` (never under its floor) and flushes what no longer fits.
 void ShrinkTo(ThreadCache* cache, uint32_t klass, uint32_t capacity) {
   CacheBin& bin = cache->bins[klass];
@@ -146,6 +145,7 @@ void ShrinkTo(ThreadCache* cache, uint32_t klass, uint32_t capacity) {
   if (bin.count > bin.capacity) ThreadCacheFlushBin(cache, klass, bin.count - bin.capacity);
 }
 
+// Halves the bin's capacity down to its floor, flushing what no longer fits.
 void Shrink(ThreadCache* cache, uint32_t klass) {
   ShrinkTo(cache, klass, cache->bins[klass].capacity / 2);
 }

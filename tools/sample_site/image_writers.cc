@@ -154,10 +154,6 @@ void JpegErrorExit(j_common_ptr info) {
   std::longjmp(manager->jump, 1);
 }
 
-}  // namespace
-
-namespace {
-
 // The libjpeg calls, isolated as the libpng ones are: the longjmp on error skips no destructor
 // and no local of this function is used after it. False on a libjpeg error (errors->message).
 bool CompressRows(jpeg_compress_struct* info, JpegErrorManager* errors, FILE* file, int width,
