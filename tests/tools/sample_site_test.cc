@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lethe/image_format.h"
+#include "image_writers.h"
 #include "sample_site.h"
 
 namespace lethe::sample_site {
@@ -252,6 +254,28 @@ TEST(SampleSite, ReportsAnUnwritableDirectory) {
   std::string error;
   EXPECT_FALSE(GenerateSite("/proc/lethe-cannot-create", SiteOptions{}, &site, &error));
   EXPECT_NE(error.find("/proc/lethe-cannot-create: cannot create"), std::string::npos) << error;
+}
+
+// libjpeg's own errors leave WriteJpeg by its longjmp: the reason comes back, and the writer can
+// write again afterwards (nothing it holds was clobbered).
+TEST(SampleSite, ReportsALibjpegErrorWithItsReasonAndWritesAgainAfter) {
+  fs::path path = fs::temp_directory_path() / ("lethe-jpeg-" + std::to_string(getpid()) + ".jpg");
+  std::string error;
+  auto grey = [](int, uint8_t* rgba) { std::fill(rgba, rgba + 4 * 8, uint8_t{128}); };
+  EXPECT_FALSE(WriteJpeg(path.string(), 0, 8, grey, 90, false, &error));
+  EXPECT_NE(error.find(path.string() + ": libjpeg: "), std::string::npos) << error;
+  EXPECT_GT(error.size(), (path.string() + ": libjpeg: ").size()) << "no reason given";
+
+  error.clear();
+  ASSERT_TRUE(WriteJpeg(path.string(), 8, 8, grey, 90, true, &error)) << error;
+  std::ifstream file(path, std::ios::binary);
+  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), {}};
+  ASSERT_GE(bytes.size(), 4u);
+  EXPECT_EQ(bytes[0], 0xFF);
+  EXPECT_EQ(bytes[1], 0xD8);  // SOI
+  EXPECT_EQ(bytes[bytes.size() - 2], 0xFF);
+  EXPECT_EQ(bytes[bytes.size() - 1], 0xD9);  // EOI: the whole picture
+  fs::remove(path);
 }
 
 TEST(SampleSite, RejectsAPageCountOutsideOneTo99) {
