@@ -72,6 +72,12 @@ void NotePopulated(RunHeader* run, char* start, const char* last_region, FreshPa
 }  // namespace
 
 void FreshPages::Add(char* start, size_t bytes) {
+  // Runs cut one after another from clean pages are adjacent: one range, one system call (a fill
+  // of 8 regions of 2 KiB spans 4 one-page runs).
+  if (count > 0 && ranges[count - 1].start + ranges[count - 1].bytes == start) {
+    ranges[count - 1].bytes += bytes;
+    return;
+  }
   // Past the last range, the pages fault in one by one as before: a fill seldom spans more runs.
   if (count == kMaxRanges) return;
   ranges[count++] = Range{start, bytes};

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -196,6 +197,41 @@ TEST_F(BinTest, AFreshRunIsPopulatedUpToItsLastRegionsStart) {
   ASSERT_EQ(BinAllocate(&bins_[big], big, &heap_, &block, 1, &none), 1u);
   EXPECT_EQ(none.count, 0u);
   FreeRegion(big, block);
+}
+
+TEST_F(BinTest, AFillOverAdjacentFreshRunsNamesOneRange) {
+  // 2 KiB regions: two to a one-page run, so a fill of 8 takes 4 runs, cut one after another
+  // from the clean pages of a new chunk.
+  const uint32_t klass = SmallClassOf(2048);
+  ASSERT_EQ(kSmallClasses[klass].run_pages, 1u);
+  ASSERT_EQ(kSmallClasses[klass].region_count, 2u);
+  void* regions[8];
+  FreshPages fresh;
+  ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, regions, 8, &fresh), 8u);
+  auto* low = static_cast<char*>(regions[0]);
+  for (void* region : regions) low = std::min(low, static_cast<char*>(region));
+  ASSERT_EQ(fresh.count, 1u) << "adjacent runs merge into one range";
+  EXPECT_EQ(fresh.ranges[0].start, low);
+  EXPECT_EQ(fresh.ranges[0].bytes, 4 * kPageBytes);
+  fresh.Populate();
+  EXPECT_EQ(OsResidentPages(low, 4), 4u);
+  for (void* region : regions) FreeRegion(klass, region);
+
+  // Ranges that do not touch stay apart, and past kMaxRanges the pages are left to fault in.
+  FreshPages apart;
+  char* base = low;
+  for (uint32_t i = 0; i <= FreshPages::kMaxRanges; ++i) {
+    apart.Add(base + size_t{2} * i * kPageBytes, kPageBytes);
+  }
+  ASSERT_EQ(apart.count, FreshPages::kMaxRanges);
+  for (uint32_t i = 0; i < FreshPages::kMaxRanges; ++i) {
+    EXPECT_EQ(apart.ranges[i].start, base + size_t{2} * i * kPageBytes);
+    EXPECT_EQ(apart.ranges[i].bytes, kPageBytes);
+  }
+  // A range that follows the last one extends it even when the ranges are all taken.
+  apart.Add(apart.ranges[FreshPages::kMaxRanges - 1].start + kPageBytes, kPageBytes);
+  EXPECT_EQ(apart.count, FreshPages::kMaxRanges);
+  EXPECT_EQ(apart.ranges[FreshPages::kMaxRanges - 1].bytes, 2 * kPageBytes);
 }
 
 using BinDeathTest = BinTest;
