@@ -13,9 +13,19 @@
 #   imagemagick      ImageMagick's convert on 40 images of the shared corpus (PNG and JPEG),
 #                    one process per image, each resized to half and written as PNG; replayed one
 #                    after another (multi-MiB pixel buffers allocated, written, freed)
+#   clang            clang++ -O1 compiling one of this benchmark's sources (LLVM's bump allocators
+#                    take 4-16 KiB slabs from malloc; many small nodes besides)
+#   apt-cache        apt-cache showpkg libc6 (2.5 million short-lived blocks of 32-255 B)
+#   mawk             an awk program keeping 300,000 lines in an associative array (mawk's own pool
+#                    takes 2 KiB blocks from malloc and never frees them)
+#   node             a Map of 200,000 small objects serialised to JSON (V8 keeps its heap apart;
+#                    malloc sees its zone and parser allocations, from 6 threads)
+#   gdb              gdb reading a binary's symbols and listing functions (a small process)
+#   bc               bc computing 1500! and a square root to 200 digits (a small process)
 #
 # A program that is not installed is skipped with the package to install (Debian: python3, git,
-# sqlite3, perl, g++, imagemagick). Each DIR/NAME.trace is printed with its operation count.
+# sqlite3, perl, g++, imagemagick, clang, apt, mawk, nodejs, gdb, bc). Each DIR/NAME.trace is
+# printed with its operation count.
 set -euo pipefail
 
 checkout=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -120,4 +130,33 @@ if have /usr/bin/convert imagemagick; then
     done
     compile imagemagick
   fi
+fi
+if have /usr/bin/clang++ clang; then
+  record clang /usr/bin/clang++ -O1 -std=c++20 -c "$checkout/tools/bench/alloc/suite_shapes.cc" \
+    -o "$out/suite_shapes.o" && compile clang
+  rm -f "$out/suite_shapes.o"
+fi
+if have /usr/bin/apt-cache apt; then
+  record apt-cache /usr/bin/apt-cache showpkg libc6 && compile apt-cache
+fi
+if have /usr/bin/mawk mawk; then
+  seq 1 300000 | /usr/bin/mawk '{ print $1 * 7919 % 1000003 " line " $1 }' > "$out/lines.txt"
+  record mawk /usr/bin/mawk '{ a[$3 $1] = $0; c[$1 % 1000]++ }
+    END { n = 0; for (k in a) n += length(a[k]); for (k in c) n += c[k]; print n }' \
+    "$out/lines.txt" && compile mawk
+  rm -f "$out/lines.txt"
+fi
+if have /usr/bin/node nodejs; then
+  record node /usr/bin/node -e 'let m = new Map();
+    for (let i = 0; i < 200000; i++) m.set("k" + i, {a: i, b: [i, i * 2], s: "v" + i});
+    console.log(JSON.stringify([...m.entries()]).length);' && compile node
+fi
+if have /usr/bin/gdb gdb; then
+  record gdb /usr/bin/gdb -batch -ex "info functions Arena" "$workload" && compile gdb
+fi
+if have /usr/bin/bc bc; then
+  record bc /usr/bin/bc -l <<'BC' && compile bc
+define f(n) { if (n < 2) return 1; return n * f(n - 1); }
+x = f(1500); scale = 200; sqrt(2); length(x)
+BC
 fi
