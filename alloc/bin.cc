@@ -124,34 +124,36 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
 
 namespace {
 
-// Returns one region of the class of `facts` (its page's entry read and of that class) to its
-// run: checks it is a region start and not already free, sets its bit, and moves the run between
-// the bin's list and the page heap as it stops being full or becomes empty. The caller counts
+// Returns region `index` (or -1: `pointer` is no region start) of `run`, the run at `run_page` of
+// `chunk`, whose class is that of `facts`: checks it is a region start and not already free, sets
+// its bit, and moves the run between the bin's list and the page heap as it stops being full or
+// becomes empty. Returns whether the run went back to the page heap. The caller counts
 // regions_out.
-LETHE_ALWAYS_INLINE void FreeRegion(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page,
-                                    uint32_t entry, void* pointer, uint64_t now_ns,
-                                    const ClassFacts& facts) {
-  uint32_t run_page = RunPage(page, entry);
-  long index = RegionIndex(PageAddress(chunk, run_page), pointer, facts.check);
+LETHE_ALWAYS_INLINE bool FreeIndex(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t run_page,
+                                   RunHeader* run, long index, void* pointer, uint64_t now_ns,
+                                   const ClassFacts& facts) {
   if (index < 0) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
-  RunHeader* run = RunHeaderOf(chunk, run_page, facts.header_offset);
   if (RegionFree(run, index)) lethe_fatal_pointer("free(): double free ", pointer, "");
   auto word = static_cast<uint32_t>(index / 64);
   run->bitmap()[word] |= uint64_t{1} << (index % 64);
   if (word < run->hint) run->hint = word;
   if (++run->free_count == 1) ListPush(bin, run);
-  if (run->free_count == facts.check.region_count) {
-    ListRemove(bin, run);
-    --bin->run_count;
-    heap->FreeSmallRun(chunk, run_page, facts.run_pages, now_ns);
-  }
+  if (run->free_count < facts.check.region_count) return false;
+  ListRemove(bin, run);
+  --bin->run_count;
+  heap->FreeSmallRun(chunk, run_page, facts.run_pages, now_ns);
+  return true;
 }
 
 }  // namespace
 
 void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
              void* pointer, uint64_t now_ns) {
-  FreeRegion(bin, heap, chunk, page, entry, pointer, now_ns, FactsOf(MapClass(entry)));
+  const ClassFacts facts = FactsOf(MapClass(entry));
+  uint32_t run_page = RunPage(page, entry);
+  long index = RegionIndex(PageAddress(chunk, run_page), pointer, facts.check);
+  FreeIndex(bin, heap, chunk, run_page, RunHeaderOf(chunk, run_page, facts.header_offset), index,
+            pointer, now_ns, facts);
   --bin->regions_out;
 }
 
@@ -160,20 +162,45 @@ uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* po
   uint32_t of_class = 0;
   uint64_t stray_bytes = 0;
   const ClassFacts facts = FactsOf(klass);
+  const uintptr_t run_bytes = uintptr_t{facts.run_pages} << kLgPageBytes;
+  // The run of the region freed last, while it is a run of this class: regions cached together
+  // were mostly handed out together, and a region inside it needs no page-map entry (its pages
+  // show this run). 0: none; every pointer here is in a chunk, so its offset from 0 is no run's.
+  uintptr_t run_base = 0;
+  Chunk* run_chunk = nullptr;
+  uint32_t run_page = 0;
+  RunHeader* run = nullptr;
   for (uint32_t i = 0; i < count; ++i) {
-    Chunk* chunk = ChunkOf(pointers[i]);
-    uint32_t page = PageOf(chunk, pointers[i]);
+    void* pointer = pointers[i];
+    auto offset = reinterpret_cast<uintptr_t>(pointer) - run_base;
+    if (offset < run_bytes) {
+      long index = RegionIndex(reinterpret_cast<char*>(run_base), pointer, facts.check);
+      if (FreeIndex(&bins[klass], heap, run_chunk, run_page, run, index, pointer, now_ns, facts)) {
+        run_base = 0;
+      }
+      ++of_class;
+      continue;
+    }
+    Chunk* chunk = ChunkOf(pointer);
+    uint32_t page = PageOf(chunk, pointer);
     uint32_t entry = chunk->map[page];
     if (LETHE_LIKELY(MapKind(entry) == PageKind::kSmall && MapClass(entry) == klass)) {
-      FreeRegion(&bins[klass], heap, chunk, page, entry, pointers[i], now_ns, facts);
+      run_chunk = chunk;
+      run_page = RunPage(page, entry);
+      run = RunHeaderOf(chunk, run_page, facts.header_offset);
+      char* start = PageAddress(chunk, run_page);
+      long index = RegionIndex(start, pointer, facts.check);
+      bool released =
+          FreeIndex(&bins[klass], heap, chunk, run_page, run, index, pointer, now_ns, facts);
+      run_base = released ? 0 : reinterpret_cast<uintptr_t>(start);
       ++of_class;
       continue;
     }
     // Its page changed since the region was cached: only an invalid or double free can see that.
     if (MapKind(entry) != PageKind::kSmall) {
-      lethe_fatal_pointer("free(): invalid pointer ", pointers[i], "");
+      lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
     }
-    BinFree(&bins[MapClass(entry)], heap, chunk, page, entry, pointers[i], now_ns);
+    BinFree(&bins[MapClass(entry)], heap, chunk, page, entry, pointer, now_ns);
     stray_bytes += kSmallSizes[MapClass(entry)];
   }
   bins[klass].regions_out -= of_class;

@@ -246,7 +246,27 @@ TEST_F(BinDeathTest, ABatchCatchesADoubleFreeAndAnInteriorPointer) {
   void* interior = static_cast<char*>(regions[1]) + 8;
   EXPECT_DEATH(BinFreeBatch(bins_, kKlass, &heap_, &interior, 1, 1),
                "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
+  // After a region of the same run, whose page-map entry the batch then does not read again.
+  void* after_its_run[2] = {regions[0], interior};
+  EXPECT_DEATH(BinFreeBatch(bins_, kKlass, &heap_, after_its_run, 2, 1),
+               "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
   BinFreeBatch(bins_, kKlass, &heap_, regions, 3, 1);
+}
+
+TEST_F(BinDeathTest, ABatchThatEmptiesARunCatchesAFreeIntoItsPagesAfter) {
+  // 2 KiB regions, two to a one-page run: the second free returns the run to the page heap, and
+  // the third, a double free of the first region, finds its page no longer a run.
+  const uint32_t klass = SmallClassOf(2048);
+  ASSERT_EQ(kSmallClasses[klass].region_count, 2u);
+  void* regions[2];
+  ASSERT_EQ(Allocate(klass, regions, 2), 2u);
+  ASSERT_EQ(ChunkOf(regions[0]), ChunkOf(regions[1]));
+  ASSERT_EQ(PageOf(ChunkOf(regions[0]), regions[0]), PageOf(ChunkOf(regions[1]), regions[1]));
+  void* batch[3] = {regions[0], regions[1], regions[0]};
+  EXPECT_DEATH(BinFreeBatch(bins_, klass, &heap_, batch, 3, 1),
+               "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
+  EXPECT_EQ(BinFreeBatch(bins_, klass, &heap_, regions, 2, 1), 2u * 2048);
+  EXPECT_EQ(bins_[klass].run_count, 0u);
 }
 
 TEST_F(BinDeathTest, ABatchRefusesARegionWhosePageIsNoLongerASmallRun) {
