@@ -124,11 +124,11 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
 
 namespace {
 
-// Returns region `index` (or -1: `pointer` is no region start) of `run`, the run at `run_page` of
-// `chunk`, whose class is that of `facts`: checks it is a region start and not already free, sets
-// its bit, and moves the run between the bin's list and the page heap as it stops being full or
-// becomes empty. Returns whether the run went back to the page heap. The caller counts
-// regions_out.
+// Gives region `index` of `run` back (`pointer` is the region; index -1: it is no region start),
+// where `run` is the run at `run_page` of `chunk`, of the class of `facts`: checks it is a region
+// start and not already free, sets its bit, and moves the run between the bin's list and the page
+// heap as it stops being full or becomes empty. True when the run went back to the page heap. The
+// caller counts regions_out.
 LETHE_ALWAYS_INLINE bool FreeIndex(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t run_page,
                                    RunHeader* run, long index, void* pointer, uint64_t now_ns,
                                    const ClassFacts& facts) {
