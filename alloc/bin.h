@@ -98,14 +98,23 @@ inline ClassFacts FactsOf(uint32_t klass) {
 // Whether `pointer` is a region of `klass` (whose facts are `facts`) that is out (its page shows
 // the class, it is a region start and its bitmap bit is clear): what a free of it checks before it
 // sets the bit.
-inline bool IsRegionOut(const void* pointer, uint32_t klass, const ClassFacts& facts) {
+// Sets *run_start and *run to the run the page map shows there when it is of that class.
+inline bool IsRegionOut(const void* pointer, uint32_t klass, const ClassFacts& facts,
+                        char** run_start, const RunHeader** run) {
   Chunk* chunk = ChunkOf(pointer);
   uint32_t page = PageOf(chunk, pointer);
   uint32_t entry = chunk->map[page];
   if (MapKind(entry) != PageKind::kSmall || MapClass(entry) != klass) return false;
   uint32_t run_page = RunPage(page, entry);
-  long index = RegionIndex(PageAddress(chunk, run_page), pointer, facts.check);
-  return index >= 0 && !RegionFree(RunHeaderOf(chunk, run_page, facts.header_offset), index);
+  *run_start = PageAddress(chunk, run_page);
+  *run = RunHeaderOf(chunk, run_page, facts.header_offset);
+  long index = RegionIndex(*run_start, pointer, facts.check);
+  return index >= 0 && !RegionFree(*run, index);
+}
+inline bool IsRegionOut(const void* pointer, uint32_t klass, const ClassFacts& facts) {
+  char* run_start;
+  const RunHeader* run;
+  return IsRegionOut(pointer, klass, facts, &run_start, &run);
 }
 inline bool IsRegionOut(const void* pointer, uint32_t klass) {
   return IsRegionOut(pointer, klass, FactsOf(klass));

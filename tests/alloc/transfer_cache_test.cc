@@ -198,6 +198,34 @@ TEST_F(TransferCacheDeathTest, AnInteriorPointerIsNotParkedAndAborts) {
       "invalid pointer");
 }
 
+// The same two checks for a region right after a parked one of its run, which the parking loop
+// tests against that run without reading the page map again.
+void ParkAfterARegionOfItsRun(void* first, void* second) {
+  void* batch[2] = {first, second};
+  ArenaFreeSmallBatch(ArenaOf(ChunkOf(first)), ClassOf(kRequest), batch, 2, /*park=*/true);
+}
+
+TEST_F(TransferCacheDeathTest, AfterARegionOfItsRunAnInteriorPointerIsNotParkedAndAborts) {
+  EXPECT_DEATH(
+      {
+        auto* block = static_cast<char*>(lethe_malloc(kRequest));
+        ParkAfterARegionOfItsRun(block, block + 8);
+      },
+      "invalid pointer");
+}
+
+TEST_F(TransferCacheDeathTest, AfterARegionOfItsRunOneAlreadyFreeAbortsAsADoubleFree) {
+  EXPECT_DEATH(
+      {
+        void* first = lethe_malloc(kRequest);
+        void* second = lethe_malloc(kRequest);
+        ArenaFreeSmallBatch(ArenaOf(ChunkOf(second)), ClassOf(kRequest), &second, 1,
+                            /*park=*/false);
+        ParkAfterARegionOfItsRun(first, second);
+      },
+      "double free");
+}
+
 TEST_F(TransferCacheDeathTest, ARegionParkedTwiceAbortsInACheckedBuild) {
 #if LETHE_DEBUG_LEVEL >= 1
   EXPECT_DEATH(
