@@ -97,8 +97,8 @@ inline ClassFacts FactsOf(uint32_t klass) {
 
 // Whether `pointer` is a region of `klass` (whose facts are `facts`) that is out (its page shows
 // the class, it is a region start and its bitmap bit is clear): what a free of it checks before it
-// sets the bit.
-// Sets *run_start and *run to the run the page map shows there when it is of that class.
+// sets the bit. When the page shows the class, *run_start and *run name its run, for a loop that
+// checks the next regions against it (TransferPark).
 inline bool IsRegionOut(const void* pointer, uint32_t klass, const ClassFacts& facts,
                         char** run_start, const RunHeader** run) {
   Chunk* chunk = ChunkOf(pointer);
