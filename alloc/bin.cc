@@ -125,12 +125,12 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
 namespace {
 
 // Gives region `index` of `run` back (`pointer` is the region; index -1: it is no region start),
-// where `run` is the run at `run_page` of `chunk`, of the class of `facts`: checks it is a region
-// start and not already free, sets its bit, and moves the run between the bin's list and the page
-// heap as it stops being full or becomes empty. True when the run went back to the page heap. The
-// caller counts regions_out.
-LETHE_ALWAYS_INLINE bool FreeIndex(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t run_page,
-                                   RunHeader* run, long index, void* pointer, uint64_t now_ns,
+// where `run` is the header of the run at `run_start`, of the class of `facts`: checks it is a
+// region start and not already free, sets its bit, and moves the run between the bin's list and
+// the page heap as it stops being full or becomes empty. True when the run went back to the page
+// heap. The caller counts regions_out.
+LETHE_ALWAYS_INLINE bool FreeIndex(Bin* bin, PageHeap* heap, char* run_start, RunHeader* run,
+                                   long index, void* pointer, uint64_t now_ns,
                                    const ClassFacts& facts) {
   if (index < 0) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
   if (RegionFree(run, index)) lethe_fatal_pointer("free(): double free ", pointer, "");
@@ -141,7 +141,8 @@ LETHE_ALWAYS_INLINE bool FreeIndex(Bin* bin, PageHeap* heap, Chunk* chunk, uint3
   if (run->free_count < facts.check.region_count) return false;
   ListRemove(bin, run);
   --bin->run_count;
-  heap->FreeSmallRun(chunk, run_page, facts.run_pages, now_ns);
+  Chunk* chunk = ChunkOf(run_start);
+  heap->FreeSmallRun(chunk, PageOf(chunk, run_start), facts.run_pages, now_ns);
   return true;
 }
 
@@ -150,10 +151,9 @@ LETHE_ALWAYS_INLINE bool FreeIndex(Bin* bin, PageHeap* heap, Chunk* chunk, uint3
 void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
              void* pointer, uint64_t now_ns) {
   const ClassFacts facts = FactsOf(MapClass(entry));
-  uint32_t run_page = RunPage(page, entry);
-  long index = RegionIndex(PageAddress(chunk, run_page), pointer, facts.check);
-  FreeIndex(bin, heap, chunk, run_page, RunHeaderOf(chunk, run_page, facts.header_offset), index,
-            pointer, now_ns, facts);
+  char* start = RunStart(chunk, page, entry);
+  FreeIndex(bin, heap, start, RunHeaderOf(chunk, RunPage(page, entry), facts.header_offset),
+            RegionIndex(start, pointer, facts.check), pointer, now_ns, facts);
   --bin->regions_out;
 }
 
@@ -162,41 +162,22 @@ uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* po
   uint32_t of_class = 0;
   uint64_t stray_bytes = 0;
   const ClassFacts facts = FactsOf(klass);
-  const uintptr_t run_bytes = uintptr_t{facts.run_pages} << kLgPageBytes;
-  // The run of the region freed last, while it is a run of this class: regions cached together
-  // were mostly handed out together, and a region inside it needs no page-map entry (its pages
-  // show this run). 0: none; every pointer here is in a chunk, so its offset from 0 is no run's.
-  uintptr_t run_base = 0;
-  Chunk* run_chunk = nullptr;
-  uint32_t run_page = 0;
-  RunHeader* run = nullptr;
+  RunCursor cursor;
   for (uint32_t i = 0; i < count; ++i) {
     void* pointer = pointers[i];
-    auto offset = reinterpret_cast<uintptr_t>(pointer) - run_base;
-    if (offset < run_bytes) {
-      long index = RegionIndex(reinterpret_cast<char*>(run_base), pointer, facts.check);
-      if (FreeIndex(&bins[klass], heap, run_chunk, run_page, run, index, pointer, now_ns, facts)) {
-        run_base = 0;
+    long index;
+    if (LETHE_LIKELY(cursor.Find(pointer, klass, facts, &index))) {
+      if (FreeIndex(&bins[klass], heap, cursor.start, cursor.header, index, pointer, now_ns,
+                    facts)) {
+        cursor.Forget();
       }
       ++of_class;
       continue;
     }
+    // Its page changed since the region was cached: only an invalid or double free can see that.
     Chunk* chunk = ChunkOf(pointer);
     uint32_t page = PageOf(chunk, pointer);
     uint32_t entry = chunk->map[page];
-    if (LETHE_LIKELY(MapKind(entry) == PageKind::kSmall && MapClass(entry) == klass)) {
-      run_chunk = chunk;
-      run_page = RunPage(page, entry);
-      run = RunHeaderOf(chunk, run_page, facts.header_offset);
-      char* start = PageAddress(chunk, run_page);
-      long index = RegionIndex(start, pointer, facts.check);
-      bool released =
-          FreeIndex(&bins[klass], heap, chunk, run_page, run, index, pointer, now_ns, facts);
-      run_base = released ? 0 : reinterpret_cast<uintptr_t>(start);
-      ++of_class;
-      continue;
-    }
-    // Its page changed since the region was cached: only an invalid or double free can see that.
     if (MapKind(entry) != PageKind::kSmall) {
       lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
     }

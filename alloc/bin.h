@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "chunk.h"
+#include "compiler.h"
 #include "page_heap.h"
 #include "size_classes.h"
 
@@ -95,26 +96,46 @@ inline ClassFacts FactsOf(uint32_t klass) {
                     kSmallClasses[klass].run_pages};
 }
 
+// The run a loop over regions of one class found last (BinFreeBatch, TransferPark): regions
+// cached together were mostly handed out together, and inside a live run of the class the page
+// map can only show that run, so one compare replaces the page-map lookup. start nullptr: none;
+// every region is in a chunk (at 1 MiB or above), so its offset from 0 is no run's.
+struct RunCursor {
+  char* start = nullptr;
+  RunHeader* header = nullptr;
+
+  // Finds the run of `klass` that `pointer` is in and sets *index to its region index there (-1:
+  // no region start). False when its page does not show the class (an invalid free, or a region of
+  // another class). The caller forgets the run (Forget) when it goes back to the page heap.
+  LETHE_ALWAYS_INLINE bool Find(const void* pointer, uint32_t klass, const ClassFacts& facts,
+                                long* index) {
+    auto offset = reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(start);
+    if (offset >= (uintptr_t{facts.run_pages} << kLgPageBytes)) {
+      Chunk* chunk = ChunkOf(pointer);
+      uint32_t page = PageOf(chunk, pointer);
+      uint32_t entry = chunk->map[page];
+      if (MapKind(entry) != PageKind::kSmall || MapClass(entry) != klass) return false;
+      start = RunStart(chunk, page, entry);
+      header = RunHeaderOf(chunk, RunPage(page, entry), facts.header_offset);
+    }
+    *index = RegionIndex(start, pointer, facts.check);
+    return true;
+  }
+  void Forget() { start = nullptr; }
+};
+
 // Whether `pointer` is a region of `klass` (whose facts are `facts`) that is out (its page shows
 // the class, it is a region start and its bitmap bit is clear): what a free of it checks before it
-// sets the bit. When the page shows the class, *run_start and *run name its run, for a loop that
-// checks the next regions against it (TransferPark).
+// sets the bit. `cursor`: the run of the region checked before (RunCursor).
 inline bool IsRegionOut(const void* pointer, uint32_t klass, const ClassFacts& facts,
-                        char** run_start, const RunHeader** run) {
-  Chunk* chunk = ChunkOf(pointer);
-  uint32_t page = PageOf(chunk, pointer);
-  uint32_t entry = chunk->map[page];
-  if (MapKind(entry) != PageKind::kSmall || MapClass(entry) != klass) return false;
-  uint32_t run_page = RunPage(page, entry);
-  *run_start = PageAddress(chunk, run_page);
-  *run = RunHeaderOf(chunk, run_page, facts.header_offset);
-  long index = RegionIndex(*run_start, pointer, facts.check);
-  return index >= 0 && !RegionFree(*run, index);
+                        RunCursor* cursor) {
+  long index;
+  return cursor->Find(pointer, klass, facts, &index) && index >= 0 &&
+         !RegionFree(cursor->header, index);
 }
 inline bool IsRegionOut(const void* pointer, uint32_t klass, const ClassFacts& facts) {
-  char* run_start;
-  const RunHeader* run;
-  return IsRegionOut(pointer, klass, facts, &run_start, &run);
+  RunCursor cursor;
+  return IsRegionOut(pointer, klass, facts, &cursor);
 }
 inline bool IsRegionOut(const void* pointer, uint32_t klass) {
   return IsRegionOut(pointer, klass, FactsOf(klass));

@@ -48,23 +48,10 @@ uint32_t TransferPark(TransferCache* cache, uint32_t klass, void** pointers, uin
   uint32_t room = Capacity(klass) - parked;
   uint32_t left = 0;
   const ClassFacts facts = FactsOf(klass);
-  const uintptr_t run_bytes = uintptr_t{facts.run_pages} << kLgPageBytes;
-  // The run of the last region checked, as in BinFreeBatch: inside it the page map can only show
-  // that run, so the region-start test and the bitmap bit are all there is to check. 0: none.
-  char* run_start = nullptr;
-  const RunHeader* run = nullptr;
+  RunCursor cursor;
   for (uint32_t i = 0; i < count; ++i) {
     void* pointer = pointers[i];
-    auto offset = reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(run_start);
-    bool out = false;
-    if (room > 0) {
-      if (offset < run_bytes) {
-        long index = RegionIndex(run_start, pointer, facts.check);
-        out = index >= 0 && !RegionFree(run, index);
-      } else {
-        out = IsRegionOut(pointer, klass, facts, &run_start, &run);
-      }
-    }
+    bool out = room > 0 && IsRegionOut(pointer, klass, facts, &cursor);
     if (!out) {
       pointers[left++] = pointer;
       continue;
