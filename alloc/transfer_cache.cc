@@ -51,8 +51,7 @@ uint32_t TransferPark(TransferCache* cache, uint32_t klass, void** pointers, uin
   RunCursor cursor;
   for (uint32_t i = 0; i < count; ++i) {
     void* pointer = pointers[i];
-    bool out = room > 0 && IsRegionOut(pointer, klass, facts, &cursor);
-    if (!out) {
+    if (room == 0 || !IsRegionOut(pointer, klass, facts, &cursor)) {
       pointers[left++] = pointer;
       continue;
     }
