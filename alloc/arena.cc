@@ -248,8 +248,7 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
   bool parked = ArenaTrimTransfer(arena, DecayNowNs(), false);
   // A grace only for batches: more dirty pages than the floor's ceiling, or a floor grown to it.
   // Below, the floor holds what the arena frees and takes back, and a process that frees its
-  // data and exits keeps no excess (python_exit: 2.6 MB dirty at exit with a grace for every
-  // excess, 0.9 MB without; its floor reaches 1 MiB).
+  // data and exits keeps no excess.
   if (arena->dirty_floor_pages < kDirtyFloorMaxPages &&
       arena->heap.dirty_pages() <= kDirtyFloorMaxPages) {
     excess_grace_ns = 0;
@@ -258,7 +257,7 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
   // As ArenaPurgeExcess: down to half the limit once it is exceeded, and its grace is over (a pass
   // that leaves the excess to its grace is no excess purge for the dirty floor's count).
   // No residency sample here (ExcessIsResident): its mincore calls would hold the lock that
-  // threads freeing at this rate wait for (lethe-alloc-workload suite alloc-test: 1.44x the time).
+  // threads freeing at this rate wait for.
   size_t max_dirty = SIZE_MAX;
   if (arena->heap.dirty_pages() > limit) {
     max_dirty = limit / 2;
@@ -311,7 +310,7 @@ void ArenaFreeRemote(Arena* arena, Chunk* chunk, uint32_t page) {
                                                       std::memory_order_relaxed));
   uint32_t pending = arena->remote_pages.fetch_add(pages, std::memory_order_relaxed) + pages;
   // Only when the lock is free: the frees of a consumer thread must not wait behind its producer's
-  // allocations (lethe-alloc-workload xthread surfaces: 252 of 1,585 futex waits were here).
+  // allocations.
   // Every acquisition drains the stack (ArenaLock, and the purger's pass); until the next one,
   // the next push tries again.
   if (pending > kRemoteFreeMaxPages && arena->lock.TryLock()) {

@@ -29,21 +29,14 @@ namespace lethe::internal {
 // 256 KiB, the floor counts only up to the arena's active pages once they are under half of what
 // they were at the last such repeat (churn_active_pages): a program that frees its data at exit
 // keeps no floor grown while the data lived, and one that churns at a small active size keeps
-// the floor it grew there (held to its active pages,
-// lethe-alloc-workload shrinks purged and refaulted at every step: 745,000 faults against 2,000).
-// Why: a fixed 2 MiB left python3 running a short script with ~3 MB dirty in its two arenas at
-// exit, against glibc's trimmed heap (issue 15 item 5); a fixed 256 KiB made lethe-alloc-workload
-// xthread small purge and refault all the time (minflt 491 -> 102,490, futex 2 -> 7,767). The
-// ceiling was 2 MiB, under which buffers grown by realloc (appends exact: 30 MB live) purged and
-// refaulted every page they moved out of: 46,000 faults and 810 ms; at 16 MiB 11,500 and 265 ms
-// (jemalloc 8,400 and 343 ms), for a peak of 36 MB instead of 29.5 (jemalloc 37).
+// the floor it grew there, held to its active pages. Why adaptive: a fixed floor either leaves a
+// short program exiting with megabytes dirty (issue 15 item 5), or makes a program that churns
+// purge and refault the same pages all the time.
 inline constexpr size_t kDirtyFloorMinPages = 64;
 inline constexpr size_t kDirtyFloorMaxPages = 4096;
-// The repeat window is the decay time (it was an eighth, then half): a program whose bursts come
-// a few tenths of a second apart (the engine's page loads, each excess purged by the purge thread
-// after its grace) did not count as repeating on a machine where its loads took longer, so its
-// floor stayed at its least and it refaulted what each burst freed. The floor holds back excess
-// purges only: decay still purges every page dirty for decay_ms, idle or not.
+// The repeat window is the decay time: bursts a few tenths of a second apart (the engine's page
+// loads) must count as repeats on a slow machine too. The floor holds back excess purges only:
+// decay still purges every page dirty for decay_ms, idle or not.
 
 // An excess over the dirty limit is left to decay when its pages hold little memory:
 // kDirtySampleRuns dirty runs, the oldest and the newest, are sampled with mincore, and when at
@@ -51,10 +44,11 @@ inline constexpr size_t kDirtyFloorMaxPages = 4096;
 // are within the limit, nothing is purged, and no new sample is taken until half the limit more
 // is dirty. Why: a freed large run counts every page as dirty, but a buffer written only at its
 // start has one page resident, and purging it costs a system call and a fault for one page.
-// The share guards heaps of mixed runs, which a sample of 32 misjudges (churn's peak rose 5.6 MB
-// with the scaled count alone). Only the purge made at once by the freeing thread samples (a
-// process with one caching thread, or no purge thread): the purge thread's pass holds the lock
-// others wait for, and its excess is rare enough to purge.
+// The share guards heaps of mixed runs, which a sample of 32 misjudges. Only the purge made at
+// once by the freeing thread samples (a process with one caching thread, or no purge thread):
+// the purge thread's pass holds the lock others wait for, and its excess is rare enough to purge.
+// (The measurements behind these rules: tools/bench/alloc/README.md, "The figures behind the
+// allocator's rules".)
 inline constexpr uint32_t kDirtySampleRuns = 32;
 inline constexpr size_t kDirtyResidentShare = 8;
 

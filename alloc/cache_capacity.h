@@ -4,8 +4,7 @@
 //
 // Ceilings: 32 KiB of regions up to 1024 B, within [64, 512] regions (512 up to 64 B, 128 at
 // 256 B, 64 from 512 B), 16 regions above. Floors: 8 up to 1024 B, 2 above. Why 16 up to 14 KiB:
-// with 4 above 4096 B, a stream of 4-8 KiB buffers flushed or refilled 2 regions per lock
-// (lethe-alloc-workload churn: 63,000 flushes and as many refills, 22,000 each with 16).
+// with 4 above 4096 B, a stream of 4-8 KiB buffers flushed or refilled 2 regions per lock.
 #ifndef LETHE_ALLOC_CACHE_CAPACITY_H_
 #define LETHE_ALLOC_CACHE_CAPACITY_H_
 

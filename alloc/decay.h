@@ -11,9 +11,8 @@
 // Independently, dirty pages over a limit (an arena's dirty_percent of its active pages, the huge
 // regions' huge_cache_kb) are purged, oldest first, once they have been dirty for the excess
 // grace (ExcessGraceNs: decay_ms / 16), by the thread. Why the grace: a thread that frees a batch
-// of buffers allocates the next batch within milliseconds, on the same pages. Purged at once,
-// each of those pages faulted in again (lethe-alloc-workload xthread surfaces, written in full:
-// 1.6 million faults and 25 s, tcmalloc 58,000 faults and 1.7 s). The cost: up to a grace's worth
+// of buffers allocates the next batch within milliseconds, on the same pages, which purged at
+// once would each be faulted in again. The cost: up to a grace's worth
 // of freed pages over the limits. Without the thread (or on lethe_decay_tick's clock) there is no
 // grace: the freeing thread purges the excess at once; so does a process's only thread with a
 // cache, for an arena's pages it freed itself (DeferExcessPurge).

@@ -8,10 +8,10 @@
 // A block aligned beyond a page is cut at its alignment from a span that holds it, or from a
 // padded span whose ends go back (HugeRegionTakeAligned).
 //
-// Why: on this machine's VMs the cost of a buffer is not the faults the guest counts but first
-// touches at new virtual addresses (~15-30 us a page). Mapping each huge block on its own (and
-// moving cached pages into new blocks with mremap) paid that for every buffer: bigbuf mixed ran
-// 10x tcmalloc's time, whose page heap reuses resident pages in place, as this one now does.
+// Why: on virtual machines the cost of a buffer is not the faults the guest counts but first
+// touches at new virtual addresses. Mapping each huge block on its own (and moving cached pages
+// into new blocks with mremap) paid that for every buffer; a page heap that reuses resident
+// pages in place, as tcmalloc's does and this one now does, pays it once.
 //
 // Layout: a region is kHugeRegionBytes of private anonymous memory mapped with MAP_NORESERVE
 // (pages nobody writes cost neither RSS nor commit charge, except under overcommit_memory=2,
@@ -42,19 +42,17 @@ inline constexpr uint32_t kHugeRegionPages = kHugeRegionBytes >> kLgPageBytes;
 inline constexpr size_t kHugeRegionMaxBlockBytes = kHugeRegionBytes / 2;
 // Freed blocks (or shrunk tails) larger than this stay dirty only while the dirty pages with
 // them do not outnumber the pages of the blocks still live, and are purged at once otherwise.
-// Why: a program that frees its last 16-32 MiB buffer has no use for its pages (ImageMagick's
-// replay exited with 57 MB resident against 31 MB purged; jemalloc purges over 8 MiB always),
-// but one with many such buffers live replaces them, and the freed one is the next one's pages
-// (bigbuf large: 5.6x the faults when purged; tools/bench/alloc/README.md). Cut from regions
-// all the same, such blocks grow in place and leave their neighbours' dirty spans in place.
+// Why: a program that frees its last 16-32 MiB buffer has no use for its pages (jemalloc purges
+// over 8 MiB always), but one with many such buffers live replaces them, and the freed one is
+// the next one's pages. Cut from regions all the same, such blocks grow in place and leave their
+// neighbours' dirty spans in place.
 inline constexpr size_t kHugeRegionKeepMaxBytes = size_t{16} << 20;
 // A large block that a realloc has to move (it outgrew its run and the pages after it) goes to a
 // region from this length on, rather than to another run: a buffer that grows once grows again,
 // and in a region the span after a block is not bounded by a chunk's end, nor cut by the small
 // runs and large blocks of the page heaps, so its next growths are in place, past kLargeMaxBytes
 // too (no copy into a huge block at 1 MiB). Runs are also best fits: the pages after a moved
-// block were seldom free. (python3's replay, record_traces.sh: its 1-1.3 MiB buffers grown by
-// 12.5% steps moved 8 times, each copy faulting in the whole new block.)
+// block were seldom free, so each growth was a copy that faulted in the whole new block.
 inline constexpr size_t kGrowingRegionMinBytes = size_t{128} << 10;
 inline constexpr size_t kMaxHugeRegions = 64;
 // Span records, for every region. After a full purge there are no dirty spans and no two clean

@@ -26,8 +26,7 @@ struct Options {
   uint64_t decay_ms = 1000;
   bool decay_thread = true;
   // 6, not jemalloc 3's 1/8: with large runs taking clean pages first (page_heap.h step 3), a
-  // lower limit lowers the peak (lethe-alloc-workload churn: 246 MB at 10%, 240 MB at 6%, for
-  // ~15% more load time in page faults).
+  // lower limit lowers the peak, for some more time in page faults.
   uint32_t dirty_percent = 6;
   uint64_t oom_reserve_kb = 0;
   uint64_t huge_cache_kb = 128 * 1024;

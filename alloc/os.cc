@@ -69,9 +69,8 @@ void* MapRaw(size_t bytes, int flags = 0, uintptr_t hint = 0) {
 // the kernel takes when that range is free. Why: the kernel places a mapping in the highest gap
 // that holds it, and the trims of a misaligned try leave gaps under 1 MiB above each chunk, so
 // the next try landed in a misaligned gap again and every chunk cost a map, an unmap, a map of
-// twice the size and two trims (2 threads replacing 40,000 blocks of 16 B-128 KiB: 1,507 maps
-// and 1,756 unmaps per run, each taking the address space's lock that the other thread's page
-// faults wait for). Below an aligned mapping, the kernel's top-down layout usually leaves free
+// twice the size and two trims, each taking the address space's lock that other threads' page
+// faults wait for. Below an aligned mapping, the kernel's top-down layout usually leaves free
 // room, aligned as well.
 constinit std::atomic<uintptr_t> g_aligned_hint{0};
 

@@ -21,8 +21,8 @@ void OsUnmap(void* address, size_t bytes);
 // memory). Ranges are collected and purged by Flush() (or the destructor) with as few system calls
 // as the kernel allows: process_madvise on the calling process takes up to kMaxRanges ranges in one
 // call and flushes the TLB once for all of them, where one madvise per range sends one round of
-// TLB-shootdown interrupts per range to every other CPU running the process (measured: 8x the
-// time for 512 one-page ranges, single-threaded). Kernels or sandboxes that refuse it (kernels
+// TLB-shootdown interrupts per range to every other CPU running the process. Kernels or
+// sandboxes that refuse it (kernels
 // without PIDFD_SELF or without MADV_DONTNEED in process_madvise, such as Debian 12's 6.1; a
 // seccomp filter) get one madvise per range, decided at the first batch of the process.
 // Until Flush() returns the ranges keep their contents: the caller flushes before another thread
@@ -58,9 +58,10 @@ void OsPurgeWithMadviseOnlyForTesting(bool on);
 size_t OsResidentPages(const void* address, size_t pages);
 // Faults in the pages of [address, address + bytes) (page-aligned, mapped, read-write) for writing
 // in one system call (MADV_POPULATE_WRITE, Linux 5.14), for pages about to be written: a fault
-// per page costs an exception each (on these VMs ~11 us a page; populated, 5-7 us). Pages already
-// resident are left as they are. Keeps errno; false when the kernel refused (a kernel without
-// it: every later call returns false at once).
+// per page costs an exception each, which one call for many pages saves (the figures, which
+// vary by machine: tools/bench/alloc/README.md). Pages already resident are left as they are.
+// Keeps errno; false when the kernel refused (a kernel without it: every later call returns
+// false at once).
 bool OsPopulate(void* address, size_t bytes);
 // Calls of OsPopulate that reached the kernel, for tests and figures.
 uint64_t OsPopulateCallCount();

@@ -14,20 +14,12 @@
 //     lowest-address-first that stays O(1)).
 //  3. Small runs take dirty runs first: their pages are written in full soon, so reusing resident
 //     pages saves the faults. Large runs take clean runs first: a large block is often written
-//     only at its start (a buffer with spare capacity), and placed on dirty pages its unwritten
-//     part stays resident for nothing, while dirty pages are what small runs want anyway.
-//     lethe-alloc-workload churn: this is what lets purging lower the peak (with a 6% dirty
-//     limit, 240 MB against 255 MB when large runs also took dirty pages first, whose peak even
-//     rose when the limit fell: its large blocks landed on the pages purging had left dirty,
-//     those of freed small runs, resident in full). Except runs of kDirtyFirstLargePages (128 KiB)
-//     and more, which take dirty runs first like small runs: at that length they are decoded
-//     images and other buffers written in full, and on clean pages each of their pages would be
-//     faulted in while the dirty pages of the block freed before them waited to be purged.
-//     lethe-alloc-workload churn with its images of 0.3-1 MiB only: 109,000 faults before,
-//     73,000 after (tcmalloc 48,000), same peak (172 MB); the usual mix: 96,000 -> 89,000, same
-//     peak (239 MB). From 128 KiB rather than 256: xthread surfaces-written, 128-256 KiB blocks:
-//     22,000-27,000 faults -> 2,100, churn's peak unchanged (256 MB). And the run a realloc
-//     moves a block into takes dirty runs first too: the copy writes it at once.
+//     only at its start (a buffer with spare capacity), and on dirty pages its unwritten part
+//     would stay resident for nothing; this is what lets purging lower the peak. Except runs of
+//     kDirtyFirstLargePages (128 KiB) and more, and the run a realloc moves a block into: those
+//     are written in full (decoded images, the copy), so they take dirty runs first, and on
+//     clean pages each of their pages would be faulted in while the dirty pages of the block
+//     freed before them waited to be purged.
 //  4. Splitting takes the low end of the chosen run; the rest keeps its dirtiness and its place
 //     in the dirty LRU. Only the map entries at the ends of the two pieces are written.
 //  5. Freeing coalesces with the left and right neighbours of the same dirtiness, found by reading
@@ -36,31 +28,23 @@
 //     heap; past that it is unmapped. Decay purges a kept chunk's pages like any dirty run; once
 //     clean, it is unmapped when it has stayed empty for the decay time (UnmapIdleChunks, from
 //     the decay pass), except the last one, so an idle heap keeps one; purge-all unmaps all.
-//     Why keep them: buffers of 0.5-1 MiB take a chunk each. With one kept, a stream of them
-//     mapped and unmapped a chunk per buffer (lethe-alloc-workload xthread surfaces: 1,654
-//     munmaps, each a TLB shootdown to the other thread's CPU; 64 dirty ones kept: 143, 1.6x
-//     the throughput). Clean ones too: the dirty limit purges a chunk's pages within
-//     milliseconds when buffers come and go in batches, and unmapping it then made the next
-//     buffer map a new chunk and fault its header in again (xthread surfaces: 2,390 mmaps and
-//     3,476 munmaps per run). A kept clean chunk costs its header's 3 resident pages.
+//     Why keep them: buffers of 0.5-1 MiB take a chunk each, and mapping and unmapping one per
+//     buffer costs a TLB shootdown to the other threads' CPUs each time; clean ones too, since
+//     the dirty limit purges a chunk within milliseconds when buffers come in batches. A kept
+//     clean chunk costs its header's 3 resident pages.
 //  7. Purging takes dirty runs oldest first from the LRU, coalesces them with clean neighbours,
 //     and returns their pages in one batch (os.h OsPurgeBatch) before the caller unlocks.
 //  8. Parking: a freed large run of kParkMinPages..kParkMaxPages pages is kept whole (not
 //     coalesced) in a list of its exact length, up to kParkPerLength per length and
 //     kParkedMaxPages in all, and the next large request of that length takes it back (newest
-//     first). Why: a large block is often written only at its start (a buffer with spare
-//     capacity). Coalesced and split again at another offset, the pages its owner wrote end up
-//     in the middle of the next block, resident though nobody uses them, while the next block's
-//     first page lands on a page that must be faulted in. Reused whole, the written page is
-//     the next owner's first page again (size-class allocators get this from their slots).
-//     lethe-alloc-workload churn: peak RSS -11 MB, faults -3%. A parked run counts as dirty and
-//     sits in the dirty LRU, so decay, the dirty limit and purge-all take it like any dirty run:
-//     those limits bound the parked pages, the quotas only choose which freed runs stay whole.
-//     Why 128 per length and not 16: with many blocks of one length live and replaced at random
-//     (lethe-alloc-workload scatter mid: 4000 of 16-64 KiB), the freed and requested counts of
-//     a length drift by hundreds, and at 16 the excess was coalesced, so the next request split
-//     a dirty run at another offset or faulted clean pages in: 114,000 faults and 1,074 ms,
-//     17,200 and 829 ms at 128 (tcmalloc 5,000 and 326 ms); peak RSS 26.8 -> 23.2 MB.
+//     first). Why: a block written only at its start, coalesced and split again at another
+//     offset, leaves its written page resident in the middle of the next block while that
+//     block's first page must be faulted in; reused whole, the written page is the next
+//     owner's first page again (size-class allocators get this from their slots). A parked run
+//     counts as dirty and sits in the dirty LRU, so decay, the dirty limit and purge-all take it
+//     like any dirty run: those limits bound the parked pages, the quotas only choose which
+//     freed runs stay whole. Why 128 per length: with many blocks of one length replaced at
+//     random, the freed and requested counts of a length drift by hundreds.
 //  9. Purging without the lock (the purger, for automatic arenas): the oldest dirty runs are
 //     taken out of the lists under the arena's lock and marked purging (a large head with
 //     kMapPurging: not live, not free, so no allocation takes them, no free coalesces into them
@@ -72,13 +56,12 @@
 //     length, too short for that. So first the parked and the dirty runs of each length in
 //     between are checked for an aligned fit, newest parked and list head first, up to
 //     kAlignedScanPerLength of each list and kAlignedScanBudget in all; else the longer run is
-//     taken dirty first (an aligned buffer is mostly written in full). Without the check,
-//     posix_memalign(64 KiB, 64 KiB) written and freed, 4 live, took fresh pages each time
-//     (lethe-alloc-workload aligned: buffers 1,910 -> 354 ms, mimalloc 348). Why deeper than
-//     the heads: most heads do not hold the block at its alignment (a run of L pages, P wanted:
-//     odds (L - P + 1) / (alignment / page)), and each padded run cut instead left fragments
-//     that the dirty limit purged and later requests faulted in again (figures:
-//     tools/bench/alloc/README.md, aligned blocks).
+//     taken dirty first (an aligned buffer is mostly written in full). Why: without the check
+//     an aligned buffer written and freed took fresh pages each time, and why deeper than the
+//     heads: a run of L pages holds a block of P at its alignment only with odds
+//     (L - P + 1) / (alignment / page).
+// The measurements behind 3, 6, 8 and 10: tools/bench/alloc/README.md, "The figures behind the
+// allocator's rules".
 #ifndef LETHE_ALLOC_PAGE_HEAP_H_
 #define LETHE_ALLOC_PAGE_HEAP_H_
 

@@ -15,11 +15,9 @@
 // Worst-case internal waste of a request of n bytes: at most max(15, n / 8) bytes for a small
 // one (quantum steps waste < 16 bytes; in the 8-per-doubling ranges a class is at most an
 // eighth above the one below: 257 -> 288 wastes 31), max(15, n / 4) for a large one (16 KiB + 1
-// -> 20 KiB wastes 4095). Why 8 per doubling, not 4 as jemalloc: on lethe-alloc-workload slop
-// (browser-like sizes), 4 gave 9.1% of the requested bytes as slop and 27.4 B per object over
-// the request in RSS, against tcmalloc's 7.6% and 25.8 B (its classes are that fine up to 1 KiB
-// and beyond); 8 gives 5.9% and 21.0 B. The cost: 63 bins, so more partly used runs when few
-// objects of each size live (churn RSS after the idle 38 -> 44 MB, peak 255 -> 253 MB).
+// -> 20 KiB wastes 4095). Why 8 per doubling, not 4 as jemalloc: on browser-like sizes 4 left
+// more slop than tcmalloc, whose classes are that fine up to 1 KiB and beyond. The cost: 63 bins,
+// so more partly used runs when few objects of each size live.
 // Large classes are geometric, not every page multiple, so that a buffer grown "just enough" by
 // realloc moves O(log n) times, not O(n) (copying O(n^2) bytes). The rounding costs address
 // space, not memory: a large run taken from clean pages (page_heap.h step 3) has its tail pages
@@ -126,10 +124,8 @@ constexpr uint32_t RunPagesByWaste(uint32_t size) {
 
 // An exact fit no longer than that run is taken instead: no tail at all, and no more pages in a
 // run that must empty before its pages return (5120 B: 5 pages of 4 regions, not 14 of 11;
-// 8192 B: 2 pages of 1, not 15 of 7). lethe-alloc-workload slop: 30.1 -> 27.7 B per object over
-// the requested size; churn: RSS after the idle 57 -> 38 MB, peak 239.2 -> 241.8 MB. Not every
-// exact fit: for most classes up to 1 KiB it is a longer run (48 B: 3 pages, 112 B: 7), and
-// taking those too gave 26.6 B per object for a peak of 242.5 MB.
+// 8192 B: 2 pages of 1, not 15 of 7). Not every exact fit: for most classes up to 1 KiB it is a
+// longer run (48 B: 3 pages, 112 B: 7), which would raise the peak for little less slop.
 constexpr SmallClass ChooseRun(uint32_t size) {
   uint32_t by_waste = RunPagesByWaste(size);
   for (uint32_t pages = 1; pages < by_waste; ++pages) {
@@ -250,7 +246,7 @@ constexpr size_t GrowthPages(size_t pages) { return QuarterStepCeil(pages); }
 // The grid realloc grows small blocks on: from 129 B to a page, `n` rounded up to 4 classes per
 // doubling (every such size is a class), as jemalloc's and mimalloc's classes are; other sizes as
 // they are. Not above a page: those classes have runs of 2-7 pages for 2-4 regions, and a coarser
-// class there left python3 (run_alloc_bench.py python_exit) with 0.6 MB more resident at exit.
+// class there leaves more partly used runs resident.
 constexpr size_t SmallGrowthGrid(size_t n) {
   return n <= 128 || n > kPageBytes ? n : QuarterStepCeil(n);
 }
@@ -258,9 +254,7 @@ constexpr size_t SmallGrowthGrid(size_t n) {
 // The size a small block of usable size `old_bytes` moves to when realloc grows it to `size`
 // (> old_bytes): at least a quarter more than it had (tcmalloc's step), on SmallGrowthGrid.
 // Why: a block grown by small steps moves at every class it passes; a block that grew once grows
-// again, so the coarser step costs slop only on blocks that realloc grew. 2,048 buffers grown by
-// 1-48 B up to 4 KiB (lethe-alloc-workload suite grow-small) moved 1.06 M times on 8 classes per
-// doubling, 0.99 M on the grid alone, 0.64 M with the quarter step (tcmalloc: 0.73 M).
+// again, so the coarser step costs slop only on blocks that realloc grew.
 constexpr size_t SmallGrowthBytes(size_t size, size_t old_bytes) {
   size_t step = old_bytes + old_bytes / 4;
   return SmallGrowthGrid(size < step && step <= kPageBytes ? step : size);

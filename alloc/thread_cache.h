@@ -12,18 +12,18 @@
 // Bin capacity adapts to the bursts a bin sees, between a floor and a ceiling per class
 // (cache_capacity.h; at most 3,626 KiB per thread when every small bin is full). A bin starts at
 // its floor. A miss (the bin is empty) or an overflow (it is full) doubles its capacity up to the
-// ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the bin holds
-// it; only a bin at its ceiling flushes its older half, into the owning arenas' transfer caches
+// ceiling, so a burst of n allocations or frees costs O(log n) slow paths before the bin holds it;
+// only a bin at its ceiling flushes its older half, into the owning arenas' transfer caches
 // (transfer_cache.h) while they have room. An empty bin is refilled with half its capacity in one
-// lock acquisition, from its arena's transfer cache first. Every kGcEvents allocations and every kGcEvents frees,
-// one bin (round-robin) gives back half of what stayed unused since its last visit (its
-// low-water mark), and halves its capacity when that was a quarter of it or more: a thread whose
-// bursts are small keeps few regions. A thread that frees far more than it allocates sheds its
-// whole cache instead (kShedShare). Why up to 512: a page closed frees its thousands of small
+// lock acquisition, from its arena's transfer cache first. Every kGcEvents allocations and every
+// kGcEvents frees, one bin (round-robin) gives back half of what stayed unused since its last visit
+// (its low-water mark), and halves its capacity when that was a quarter of it or more: a thread
+// whose bursts are small keeps few regions. A thread that frees far more than it allocates sheds
+// its whole cache instead (kShedShare). Why up to 512: a page closed frees its thousands of small
 // objects at once, and the next page allocates as many. Why by bytes: a steady random walk over
 // many classes drifts every bin to its ceiling, and 512 regions of each cost it its cache lines.
 // Why at least 64: fewer made a walk over 16-512 B refill or flush a bin every few hundred
-// operations. (Figures: tools/bench/alloc/README.md, history.)
+// operations. (The measurements: tools/bench/alloc/README.md, history.)
 // The whole cache is flushed at thread exit (pthread key destructor) and on lethe_purge(): the
 // calling thread's at once, every other thread's at its next slow-path event (a refill, a full
 // bin or the GC step), since only its owner may touch a cache; a thread that makes no allocator
@@ -34,13 +34,10 @@
 // count: at most kLargeCacheSlots per length and kLargeCacheMaxBytes in all. A free that finds
 // its length's bin full returns that bin's oldest block to its arena first; one that would pass
 // the byte budget goes straight to its arena. A miss takes one run from the arena (no batch: a
-// batch of 64 KiB runs would cost more memory than the lock it saves). Not beyond 64 KiB: runs up
-// to 256 KiB and a 1 MiB budget left python3 (run_alloc_bench.py python_exit) with 0.6 MB more
-// at exit, and gained nothing on lethe-alloc-workload, whose big blocks come and go in batches
-// larger than any per-thread budget. 8 per length within 1 MiB, not 4 within 512 KiB: with
-// thousands of 16-64 KiB blocks replaced at random (lethe-alloc-workload scatter mid) a free or an
-// allocation missed the bins about once a step, and took the arena's lock (786 -> 691 ms, medians
-// of 3; python_exit and the replays' exit RSS unchanged, imagemagick's 1.2 MB lower). The GC
+// batch of 64 KiB runs would cost more memory than the lock it saves). Not beyond 64 KiB: longer
+// runs left a short program with more resident at exit, and gain nothing where big blocks come
+// and go in batches larger than any per-thread budget. 8 per length within 1 MiB: with thousands
+// of 16-64 KiB blocks replaced at random, 4 per length missed about once a step. The GC
 // step, thread exit and purge treat these bins like the small ones. A block in a large bin is
 // still a large run in the page map (its arena counts it as out); a second free of it is caught
 // by scanning its bin.
@@ -93,7 +90,7 @@ inline constexpr uint32_t kGcEvents = 4096;
 // since the last such step (and kGcEvents in all: not a consumer) sheds: every small bin goes back
 // to its floor and the large bins are emptied. Why: a thread that let go of its working set (a
 // phase or a process ending) kept its bins at their ceilings, up to 3.6 MB, which a
-// one-bin-per-step GC takes ~311,000 events to visit twice (figures: the bench README).
+// one-bin-per-step GC takes hundreds of thousands of events to visit twice.
 inline constexpr uint64_t kShedShare = 8;
 
 // 16 bytes, so that the fast paths index bins with a shift.
