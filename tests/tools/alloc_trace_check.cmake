@@ -1,7 +1,8 @@
 # cmake -P: records `lethe-alloc-workload pairs 1000` and `reallocs 3000` (WORKLOAD) with the trace
 # shim (SHIM), compiles the raw traces and replays them; then the failure paths: a file that is not
 # a raw trace, one that is not a compiled trace, a truncated one, and one whose operations
-# contradict each other; and the replay's statistics (ALLOC_WORKLOAD_STATS). DIR is a scratch folder.
+# contradict each other; the replay's statistics (ALLOC_WORKLOAD_STATS) and its settled RSS
+# (SETTLE_MS), and bad SETTLE_MS values. DIR is a scratch folder.
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR}/raw)
 function(run expect_status)
@@ -37,6 +38,19 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env ALLOC_WORKLOAD_STATS=1 ${WORKLOA
 if(NOT status EQUAL 0 OR NOT out MATCHES "^ms=[0-9.]+ exit_rss_kb=" OR err STREQUAL "")
   message(FATAL_ERROR "replay with ALLOC_WORKLOAD_STATS=1: exit ${status}\n${out}${err}")
 endif()
+
+# With SETTLE_MS: the same line, then the RSS read again after that long. A SETTLE_MS that is not
+# 1..60000 is a usage error.
+run(0 ${WORKLOAD} replay ${DIR}/pairs.trace 20)
+if(NOT out MATCHES "^ms=[0-9.]+ exit_rss_kb=[0-9]+ .*\nsettled_rss_kb=[1-9][0-9]* settled_anon_kb=[0-9]+\n$")
+  message(FATAL_ERROR "replay with SETTLE_MS 20: ${out}")
+endif()
+foreach(bad 0 60001 20ms -5)
+  run(2 ${WORKLOAD} replay ${DIR}/pairs.trace ${bad})
+  if(NOT out MATCHES "usage: .*replay TRACE \\[SETTLE_MS\\]")
+    message(FATAL_ERROR "replay with SETTLE_MS ${bad}: ${out}")
+  endif()
+endforeach()
 
 # A trace with reallocs (moving and in place), callocs and frees: it compiles with nothing dropped,
 # and the replay's own check accepts it (every allocation into a free slot, every free and realloc

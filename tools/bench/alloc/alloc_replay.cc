@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -293,7 +295,7 @@ std::string CompileTrace(const std::vector<std::string>& raws, const std::string
   return "";
 }
 
-std::string RunReplay(const std::string& path) {
+std::string RunReplay(const std::string& path, unsigned settle_ms) {
   MappedTrace trace;
   std::string error = MapTrace(path, trace);
   if (!error.empty()) return error;
@@ -319,6 +321,11 @@ std::string RunReplay(const std::string& path) {
               static_cast<unsigned long long>(trace.header.op_count),
               static_cast<unsigned long long>(trace.header.slot_count));
   PrintAllocatorStatsIfAsked();  // what the exit RSS holds
+  if (settle_ms > 0) {
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
+    std::printf("settled_rss_kb=%ld settled_anon_kb=%ld\n", RssKb(), AnonRssKb());
+  }
   return "";  // the blocks and the table stay: the process exits, as the program did
 }
 

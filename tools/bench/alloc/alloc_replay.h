@@ -20,7 +20,10 @@ std::string CompileTrace(const std::vector<std::string>& raws, const std::string
 // the grown part at a realloc), as the program wrote them; nothing is freed at the end, as a
 // program that exits frees nothing. Returns "" or an error, also when the operations contradict
 // each other (an allocation into a live slot, a free of an empty one: checked before the replay).
-std::string RunReplay(const std::string& path);
+// settle_ms > 0: then sleeps that long, the blocks still live, and prints the RSS again
+// (settled_rss_kb, settled_anon_kb): what a program that lived that much longer would hold once
+// its allocator's purge timers ran, which exit RSS, read the moment the trace ends, does not show.
+std::string RunReplay(const std::string& path, unsigned settle_ms = 0);
 
 }  // namespace lethe::bench
 

@@ -78,8 +78,9 @@
 //           page faults, peak RSS; exits 1 if a block lost its bytes. quick: 1/100 of the steps.
 //  compile-trace OUT RAW...  turns raw traces recorded by liblethe-alloc-trace.so (one per process,
 //           replayed one after another) into the replay file OUT (alloc_replay.h). Not timed.
-//  replay TRACE  replays a compiled trace single-threaded, every block's bytes written: time,
-//           exit RSS (total and anonymous), peak RSS, faults (record_traces.sh makes the traces).
+//  replay TRACE [SETTLE_MS]  replays a compiled trace single-threaded, every block's bytes
+//           written: time, exit RSS (total and anonymous), peak RSS, faults (record_traces.sh
+//           makes the traces); with SETTLE_MS (1..60000), also the RSS that long after the end.
 //  faultcost  a diagnosis of the machine, not of an allocator: microseconds per page of first-
 //           write faults against madvise(MADV_POPULATE_WRITE) in runs of 1, 8 and 64 pages
 //           (fault_cost.h), what Lethe's allocator weighs when it populates fresh small runs.
@@ -917,6 +918,14 @@ void RunPairs(long pairs) {
   std::printf("pairs=%ld minflt=%ld\n", pairs, MinorFaults());
 }
 
+// replay's SETTLE_MS argument: 1..60000, or 0 when it is anything else (a usage error).
+unsigned SettleMs(const char* text) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  return end != text && *end == '\0' && value >= 1 && value <= 60000 ? static_cast<unsigned>(value)
+                                                                      : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -971,8 +980,8 @@ int main(int argc, char** argv) {
     return error.empty() ? 0 : 1;
   } else if (mode == "faultcost" && argc == 2) {
     return lethe::bench::RunFaultCost();
-  } else if (mode == "replay" && argc == 3) {
-    std::string error = lethe::bench::RunReplay(argv[2]);
+  } else if (mode == "replay" && (argc == 3 || (argc == 4 && SettleMs(argv[3]) > 0))) {
+    std::string error = lethe::bench::RunReplay(argv[2], argc == 4 ? SettleMs(argv[3]) : 0);
     if (!error.empty()) std::fprintf(stderr, "replay: %s\n", error.c_str());
     return error.empty() ? 0 : 1;
   } else {
@@ -985,7 +994,7 @@ int main(int argc, char** argv) {
                  " xthread small|small-4x4|surfaces|surfaces-written | scratch THREADS (1..64) |"
                  " handoff THREADS (1..64) |"
                  " pairs N | reallocs N | suite SHAPE [quick] (SHAPE: %s) |"
-                 " compile-trace OUT RAW... | replay TRACE | faultcost\n",
+                 " compile-trace OUT RAW... | replay TRACE [SETTLE_MS] | faultcost\n",
                  argv[0], Churn::kCycles * Churn::kPages, lethe::bench::SuiteShapeNames());
     return help ? 0 : 2;
   }

@@ -13,12 +13,15 @@ usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/libl
                                              xthread_surfaces_written,scratch1,scratch2,handoff2,
                                              grow_small,aligned_small,threads,rollover,alloc_test,
                                              vectors,stack_order,shared_pool,oversubscribed]
-                          [--raw FILE.json] [--syscalls] [--traces DIR]
+                          [--raw FILE.json] [--syscalls] [--traces DIR [--settle-ms MS]]
 
 --traces DIR adds one workload per DIR/NAME.trace (record_traces.sh records and compiles them):
 "lethe-alloc-workload replay", a real program's allocation calls replayed single-threaded with
 every block's bytes written; its time is judged against the best of glibc, jemalloc and mimalloc
 (tcmalloc's times come from never returning memory), its exit RSS against all four peers.
+--settle-ms MS also reads each replay's RSS MS milliseconds after its end, the blocks still live
+(settled_rss_kb, settled_anon_kb; no target): exit RSS is read the moment the trace ends, before
+any allocator's purge timer (Lethe's decay: 1 s) has run, and this shows what it would return.
 
 Each row shows the medians, the ratio Lethe / best peer, the target of issue 3 for that ratio
 (when it has one: issue 3's, and issue 15's for appends and xthread) and whether it was met, and the spread of the repetitions (the largest
@@ -147,6 +150,7 @@ TARGETS = {
 REPLAY_FIGURES = [("ms", "ms", True), ("exit_rss_kb", "KiB", True), ("exit_anon_kb", "KiB", True),
                   ("peak_kb", "KiB", True), ("minflt", "faults", True)]
 REPLAY_TARGETS = {"ms": ("<=", 1.0), "exit_rss_kb": ("<=", 1.0)}
+SETTLED_FIGURES = [("settled_rss_kb", "KiB", True), ("settled_anon_kb", "KiB", True)]
 # (workload, figure) -> the peers its ratio is taken against, where not all four. Slop and RSS
 # per object are held against the size-class allocators (issue 15): glibc's 16-byte spacing is
 # no size-class allocator's, so its column is printed but not the ratio's reference.
@@ -228,14 +232,16 @@ def count_syscalls(workload_path, arguments, library):
     return counts
 
 
-def add_replays(folder):
+def add_replays(folder, settle_ms):
     """Adds a workload replay:NAME per FOLDER/NAME.trace; returns their names."""
     names = []
+    settle = [str(settle_ms)] if settle_ms else []
+    figures = REPLAY_FIGURES + (SETTLED_FIGURES if settle_ms else [])
     for entry in sorted(os.listdir(folder)):
         if not entry.endswith(".trace"):
             continue
         name = "replay:" + entry[:-len(".trace")]
-        WORKLOADS[name] = (["replay", os.path.abspath(os.path.join(folder, entry))], REPLAY_FIGURES)
+        WORKLOADS[name] = (["replay", os.path.abspath(os.path.join(folder, entry))] + settle, figures)
         for figure, target in REPLAY_TARGETS.items():
             TARGETS[(name, figure)] = target
         RATIO_PEERS[(name, "ms")] = ["glibc", "jemalloc", "mimalloc"]
@@ -272,8 +278,12 @@ def main():
                         help="also count %s per run of %s with strace (one untimed run each)" %
                         ("/".join(TRACED_CALLS), "/".join(SYSCALL_WORKLOADS)))
     parser.add_argument("--traces", help="also replay every DIR/NAME.trace (record_traces.sh)")
+    parser.add_argument("--settle-ms", type=int,
+                        help="also read each replay's RSS this long after its end (1..60000)")
     args = parser.parse_args()
-    replays = add_replays(args.traces) if args.traces else []
+    if args.settle_ms is not None and not (args.traces and 1 <= args.settle_ms <= 60000):
+        parser.error("--settle-ms takes 1..60000, with --traces")
+    replays = add_replays(args.traces, args.settle_ms) if args.traces else []
     if args.traces and args.only == ",".join(w for w in WORKLOADS if w not in replays):
         args.only = ",".join(replays)  # --traces alone: only the replays
     started = machine_line()
