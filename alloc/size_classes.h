@@ -246,7 +246,7 @@ constexpr size_t GrowthPages(size_t pages) { return QuarterStepCeil(pages); }
 // The grid realloc grows small blocks on: from 129 B to a page, `n` rounded up to 4 classes per
 // doubling (every such size is a class), as jemalloc's and mimalloc's classes are; other sizes as
 // they are. Not above a page: those classes have runs of 2-7 pages for 2-4 regions, and a coarser
-// class there leaves more partly used runs resident.
+// class there left a short program with more resident at exit.
 constexpr size_t SmallGrowthGrid(size_t n) {
   return n <= 128 || n > kPageBytes ? n : QuarterStepCeil(n);
 }
