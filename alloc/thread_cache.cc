@@ -205,6 +205,7 @@ void FlushBin(ThreadCache* cache, uint32_t klass, uint32_t count, bool park) {
   });
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
+  std::memset(bin.slots + bin.count, 0, count * sizeof(void*));
   if (bin.low_water > bin.count) bin.low_water = bin.count;
   cache->flushed_count += count;
 }
@@ -230,6 +231,7 @@ void FlushLargeBin(ThreadCache* cache, uint32_t index, uint32_t count) {
   std::memcpy(pending, bin.slots, count * sizeof(void*));
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
+  std::memset(bin.slots + bin.count, 0, count * sizeof(void*));
   if (bin.low_water > bin.count) bin.low_water = bin.count;
   cache->flushed_count += count;
   cache->large_bytes -= (size_t{count} * (index + kLargeCacheMinPages)) << kLgPageBytes;

@@ -217,6 +217,49 @@ TEST(ThreadCache, LargeBinsStayWithinTheirSlotsAndByteBudget) {
   EXPECT_EQ(cache->large_bytes, 0u);
 }
 
+// The double-free test compares every slot of a large bin, so the slots a take or a flush
+// vacates must not keep the pointers they held: a run taken back and freed again is no double
+// free, whether it left its bin by a malloc or by a flush (and came back from the arena).
+TEST(ThreadCache, LargeBinsClearTheSlotsTheyVacateSoThatARunFreedAgainIsNoDoubleFree) {
+  lethe_purge();
+  void* block = lethe_malloc(20 * 1024);  // 5 pages
+  ASSERT_NE(block, nullptr);
+  lethe_free(block);
+  ThreadCache* cache = t_cache;  // made by the first allocation, if the thread had none
+  ASSERT_TRUE(HasCache(cache));
+  LargeCacheBin& bin = cache->large[5 - kLargeCacheMinPages];
+  auto only_live_slots_set = [&bin] {
+    for (uint32_t i = 0; i < kLargeCacheSlots; ++i) {
+      if ((bin.slots[i] != nullptr) != (i < bin.count)) return false;
+    }
+    return true;
+  };
+  ASSERT_EQ(bin.count, 1u);
+  ASSERT_EQ(bin.slots[0], block);
+  EXPECT_EQ(lethe_malloc(20 * 1024), block) << "taken back from its bin";
+  EXPECT_TRUE(only_live_slots_set());
+  lethe_free(block);  // not a double free: aborts if the take left its slot set
+  EXPECT_EQ(bin.count, 1u);
+
+  // A full bin's free flushes the oldest run (`block`) to its arena; the survivors move down.
+  ASSERT_EQ(lethe_malloc(20 * 1024), block);
+  std::vector<void*> others;
+  for (uint32_t i = 0; i < kLargeCacheSlots; ++i) others.push_back(lethe_malloc(20 * 1024));
+  lethe_free(block);
+  for (void* other : others) lethe_free(other);
+  ASSERT_EQ(bin.count, kLargeCacheSlots);
+  for (uint32_t i = 0; i < bin.count; ++i) EXPECT_NE(bin.slots[i], block) << "flushed";
+  lethe_purge();
+  EXPECT_TRUE(only_live_slots_set()) << "the flush cleared every slot it vacated";
+  void* again = lethe_malloc(20 * 1024);
+  ASSERT_NE(again, nullptr);
+  lethe_free(again);  // whatever run the arena gave, no stale slot names it
+  EXPECT_EQ(bin.count, 1u);
+  EXPECT_TRUE(only_live_slots_set());
+  lethe_purge();
+  ValidateHeap();
+}
+
 // A large free into the cache keeps errno on its slow ends too: a full bin's flush (which returns
 // the oldest run to its arena, and may purge) and the free-paced GC step.
 TEST(ThreadCache, LargeFreesKeepErrnoWhenTheirBinFlushesAndWhenTheGcStepRuns) {
