@@ -128,6 +128,28 @@ void StartPurger() {
   g_purger_state.store(started ? kRunning : kOff);
 }
 
+constinit std::atomic<uint64_t> g_first_release_ns{0};
+constinit std::atomic<uint64_t> g_start_delay_for_testing{UINT64_MAX};
+
+// Whether the thread should start: once releases have gone on for the excess grace (decay_ms /
+// 16) since the first. Until then nothing is due that the thread would do (decay deadlines are
+// decay_ms away; the excess waits out the grace), and the releasing threads decay and purge the
+// excess themselves, as without the thread. So a program that ends sooner (a compiler pass, a
+// shell command) does not create a thread it would never use. The cost: a process that releases
+// only within that span and then makes no allocator call keeps the dirty pages under its limits
+// until its next call.
+bool PurgerDue() {
+  uint64_t delay = g_start_delay_for_testing.load(std::memory_order_relaxed);
+  if (delay == UINT64_MAX) delay = DecayNs() / 16;
+  uint64_t now = OsNowNs();
+  uint64_t first = g_first_release_ns.load(std::memory_order_relaxed);
+  if (first == 0) {
+    g_first_release_ns.compare_exchange_strong(first, now, std::memory_order_relaxed);
+    first = now;
+  }
+  return now - first >= delay;
+}
+
 // There is work for the purge thread: asks it to start, or to wake if it sleeps without a
 // deadline (PurgerAfterUnlock acts on the request). True when it runs on the real clock, so that
 // the caller leaves the work to it; false: the caller does it (no thread yet, or ticks).
@@ -136,7 +158,8 @@ bool AskPurger() {
     if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
     return true;
   }
-  if (g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread) {
+  if (g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread &&
+      PurgerDue()) {
     g_attention.store(true, std::memory_order_relaxed);
   }
   return false;
@@ -219,6 +242,11 @@ void PurgeAllArenas() {
 }
 
 bool PurgerRunning() { return g_purger_state.load() == kRunning; }
+
+void SetPurgerStartDelayForTesting(uint64_t delay_ns) {
+  g_start_delay_for_testing.store(delay_ns, std::memory_order_relaxed);
+  g_first_release_ns.store(0, std::memory_order_relaxed);
+}
 
 void PurgerLockForFork() { g_purger_lock.Lock(); }
 

@@ -2,9 +2,11 @@
 //
 // A dirty run is purged (madvise) once it has been dirty for LETHE_OPTIONS=decay_ms (default
 // 1000 ms). Three drivers, so that an idle process returns memory too:
-//  - the background purge thread (default; LETHE_OPTIONS=decay_thread:0 turns it off): started on
-//    the first dirty page, sleeps until the oldest dirty run's deadline, or indefinitely when
-//    nothing is dirty (woken by the next release). Recreated lazily in a forked child.
+//  - the background purge thread (default; LETHE_OPTIONS=decay_thread:0 turns it off): started at
+//    the first release once releases have gone on for decay_ms / 16 (before, nothing is due that
+//    it would do: see PurgerDue in decay.cc), sleeps until the oldest dirty run's deadline, or
+//    indefinitely when nothing is dirty (woken by the next release). Recreated lazily in a forked
+//    child.
 //  - opportunistically on the free path (under the arena's lock) when there is no thread;
 //  - lethe_decay_tick(now_ns): switches the clock to the caller's (simulated) time for good; the
 //    thread then stays asleep and decay happens on the ticks only.
@@ -53,6 +55,9 @@ void DecayTick(uint64_t now_ns);
 // Purges every dirty page of every arena and unmaps retained chunks (lethe_purge, OOM).
 void PurgeAllArenas();
 bool PurgerRunning();
+// Tests: how long releases go on before the thread starts (UINT64_MAX: decay_ms / 16), counted
+// from the next release.
+void SetPurgerStartDelayForTesting(uint64_t delay_ns);
 
 void PurgerLockForFork();
 void PurgerUnlockAfterFork(bool child);

@@ -61,6 +61,11 @@ bool AllBytesAre(const unsigned char* block, size_t bytes, unsigned char value) 
   return true;
 }
 
+// TheDirtyLimitBoundsWhatFreedBlocksKeepResidentAfterTheGrace needs the purge thread running
+// from SetUp's frees: it starts at the first release here, not once releases have gone on for
+// decay_ms / 16 (decay.h).
+const bool kPurgerStartsAtOnce = (SetPurgerStartDelayForTesting(0), true);
+
 class HugeRegion : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -269,6 +274,7 @@ TEST_F(HugeRegion, APurgeKeepsARegionWithALiveBlockAndReturnsTheRest) {
 // (which ones is not checked: freed in the same clock tick, two spans are as old), once they have
 // been dirty for the purge thread's excess grace (decay.h); with no grace, at once.
 TEST_F(HugeRegion, TheDirtyLimitBoundsWhatFreedBlocksKeepResidentAfterTheGrace) {
+  ASSERT_TRUE(kPurgerStartsAtOnce);
   ASSERT_TRUE(PurgerRunning());  // SetUp's frees started it: the free path leaves the excess
   const uint64_t decay_ms = g_options.decay_ms;
   g_options.decay_ms = 3'600'000;  // the thread's grace (225 s) and decay outlast the test

@@ -32,6 +32,11 @@
 namespace lethe::internal {
 namespace {
 
+// These tests watch the purge thread from a process's first releases: it starts at the first
+// one, not once releases have gone on for decay_ms / 16 (TheBackgroundThreadWaitsForItsDelay
+// tests that rule). Set before any test runs; forked children inherit it.
+const bool kPurgerStartsAtOnce = (SetPurgerStartDelayForTesting(0), true);
+
 // Resident kilobytes of this process, from /proc/self/smaps_rollup.
 long RssKb() {
   std::ifstream rollup("/proc/self/smaps_rollup");
@@ -289,6 +294,26 @@ void ExpectChildSucceeds(int (*body)()) {
 }
 
 TEST(Purge, TheBackgroundThreadPurgesAnIdleProcess) { ExpectChildSucceeds(IdleChild); }
+
+// In a child (its thread not started): the thread starts only once releases have gone on for its
+// delay, by default decay_ms / 16 (here 225 s: never during the test); before, the releasing
+// thread does the work. The first release after the delay starts it.
+int DelayedStartChild() {
+  if (PurgerRunning()) return 2;
+  g_options.decay_ms = 3'600'000;
+  SetPurgerStartDelayForTesting(UINT64_MAX);  // the default, counted from the next release
+  AllocateAndFreeRunsOf256KiB(2);
+  lethe_free(lethe_malloc(300 * 1024));
+  if (PurgerRunning()) return 3;
+  SetPurgerStartDelayForTesting(0);
+  AllocateAndFreeRunsOf256KiB(2);
+  return PurgerRunning() ? 0 : 4;
+}
+
+TEST(Purge, TheBackgroundThreadWaitsForItsDelay) {
+  ASSERT_TRUE(kPurgerStartsAtOnce);
+  ExpectChildSucceeds(DelayedStartChild);
+}
 
 // In a child (a process whose purge thread has not started): a thread cache's full bin parks 512
 // regions in the arena's transfer cache, and nothing is dirty. The purge thread still starts and
