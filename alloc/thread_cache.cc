@@ -205,7 +205,6 @@ void FlushBin(ThreadCache* cache, uint32_t klass, uint32_t count, bool park) {
   });
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
-  std::memset(bin.slots + bin.count, 0, count * sizeof(void*));
   if (bin.low_water > bin.count) bin.low_water = bin.count;
   cache->flushed_count += count;
 }
