@@ -35,6 +35,9 @@ constinit bool g_cond_ready = false;
 pthread_cond_t g_purger_cond;
 
 uint64_t DecayNs() { return g_options.decay_ms * 1000000u; }
+// The excess grace of the thread on the real clock (decay.h); also how long releases go on
+// before the thread starts (PurgerDue).
+uint64_t GraceSpanNs() { return DecayNs() / 16; }
 // The thread purges, on the real clock: the freeing threads leave decay and excess to it.
 bool PurgerOnRealClock() {
   return g_purger_state.load(std::memory_order_relaxed) == kRunning &&
@@ -140,11 +143,12 @@ constinit std::atomic<uint64_t> g_start_delay_for_testing{UINT64_MAX};
 // until its next call.
 bool PurgerDue() {
   uint64_t delay = g_start_delay_for_testing.load(std::memory_order_relaxed);
-  if (delay == UINT64_MAX) delay = DecayNs() / 16;
+  if (delay == UINT64_MAX) delay = GraceSpanNs();
   uint64_t now = OsNowNs();
   uint64_t first = g_first_release_ns.load(std::memory_order_relaxed);
-  if (first == 0) {
-    g_first_release_ns.compare_exchange_strong(first, now, std::memory_order_relaxed);
+  // A failed exchange leaves in `first` the time another thread's first release stored.
+  if (first == 0 &&
+      g_first_release_ns.compare_exchange_strong(first, now, std::memory_order_relaxed)) {
     first = now;
   }
   return now - first >= delay;
@@ -189,7 +193,7 @@ void DecayAfterRelease(Arena* arena) {
 
 void DecayAfterPark() { AskPurger(); }
 
-uint64_t ExcessGraceNs() { return PurgerOnRealClock() ? DecayNs() / 16 : 0; }
+uint64_t ExcessGraceNs() { return PurgerOnRealClock() ? GraceSpanNs() : 0; }
 
 bool DeferExcessPurge(bool own) {
   if (!PurgerOnRealClock()) return false;
