@@ -160,7 +160,7 @@ LETHE_EXPORT int lethe_arena_stats(lethe_arena_t handle, lethe_arena_stats_t* ou
   out->huge_bytes = arena.huge_bytes;
   out->active_bytes = uint64_t{arena.heap.active_pages()} * kPageBytes + arena.huge_bytes;
   out->mapped_bytes = uint64_t{arena.heap.chunk_count()} * kChunkBytes + arena.huge_bytes;
-  out->dirty_bytes = uint64_t{arena.heap.dirty_pages()} * kPageBytes;
+  out->dirty_bytes = uint64_t{arena.heap.unreturned_pages()} * kPageBytes;
   out->allocation_count = arena.allocations;
   out->free_count = arena.frees;
   return 0;

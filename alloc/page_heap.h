@@ -170,6 +170,10 @@ class PageHeap {
 
   size_t active_pages() const { return active_pages_; }
   size_t dirty_pages() const { return dirty_pages_; }  // parked runs included
+  // What statistics call dirty: freed pages not yet given back, those of runs that a purge has
+  // taken (TakeForPurge) included until ReturnPurged counts them purged. Without them, a reader
+  // between the two saw the pages neither dirty nor purged.
+  size_t unreturned_pages() const { return dirty_pages_ + purging_pages_; }
   size_t parked_pages() const { return parked_pages_; }
   size_t chunk_count() const { return chunk_count_; }
   uint64_t purged_pages_total() const { return purged_pages_total_; }

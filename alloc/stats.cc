@@ -87,7 +87,7 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
     arena_allocations += arena.large_allocations;
     arena_frees += arena.large_frees;
     active_pages += arena.heap.active_pages();
-    dirty_pages += arena.heap.dirty_pages();
+    dirty_pages += arena.heap.unreturned_pages();
     parked_pages += arena.heap.parked_pages();
     chunks += arena.heap.chunk_count();
     purged_pages += arena.heap.purged_pages_total();
