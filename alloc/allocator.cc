@@ -270,9 +270,24 @@ void FreeToArena(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry, boo
 }
 }  // namespace
 
-void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexcept {
-  PageKind kind = MapKind(entry);
-  if (kind == PageKind::kSmall) {
+namespace {
+// A run that the thread's large bins may keep: a live large head of a cached length, at its
+// block's start, of the thread's own arena. Only the thread's own arena's runs: another arena's
+// (a caller arena's, or another thread's, which FreeToArena sends back without a lock) would fill
+// the cache of a thread that may never ask for them, and flush one at a time. g_no_cache's arena
+// is null, so a thread without a cache never matches.
+LETHE_ALWAYS_INLINE bool LargeRunForCache(const ThreadCache* cache, Chunk* chunk, uint32_t page,
+                                          uint32_t entry, const void* pointer) {
+  static_assert(kLargeCacheMinPages > kChunkHeaderPages, "a cached length's head is past them");
+  return MapLiveLargeHead(entry) && MapCount(entry) - kLargeCacheMinPages <=
+                                        kLargeCacheMaxPages - kLargeCacheMinPages &&
+         PageAddress(chunk, page) == pointer && ArenaOf(chunk) == cache->arena;
+}
+
+// Every free in an arena chunk that no thread-cache bin takes: checked, then to its arena.
+LETHE_NOINLINE void FreeUncached(void* pointer, Chunk* chunk, uint32_t page,
+                                 uint32_t entry) noexcept {
+  if (MapKind(entry) == PageKind::kSmall) {
     if (RegionIndex(RunStart(chunk, page, entry), pointer, MapClass(entry)) < 0) {
       InvalidPointer(pointer);
     }
@@ -280,21 +295,30 @@ void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexce
   } else if (!MapLiveLargeHead(entry) || page < kChunkHeaderPages ||
              PageAddress(chunk, page) != pointer) {
     InvalidPointer(pointer);
-  } else if (ThreadCache* cache = t_cache;
-             HasCache(cache) && MapCount(entry) >= kLargeCacheMinPages &&
-             MapCount(entry) <= kLargeCacheMaxPages && ArenaOf(chunk) == cache->arena) {
-    // Only the thread's own arena's runs: another arena's (a caller arena's, or another
-    // thread's, which FreeToArena sends back without a lock) would fill the cache of a thread
-    // that may never ask for them, and flush one at a time.
-    if (ThreadCachePutLarge(cache, pointer, MapCount(entry))) return;
   }
   FreeToArena(pointer, chunk, page, entry, true);
 }
+LETHE_NOINLINE void FreeToLargeBinSlow(void* pointer, Chunk* chunk, uint32_t page,
+                                       uint32_t entry) noexcept {
+  if (!ThreadCachePutLargeSlow(t_cache, pointer, MapCount(entry))) {
+    FreeUncached(pointer, chunk, page, entry);
+  }
+}
+}  // namespace
 
+// The large bins' put is tried first, with every call in tail position, so that a run they take
+// costs no stack frame; everything else goes to FreeUncached.
 void FreeInChunkSlow(void* pointer) noexcept {
   Chunk* chunk = ChunkOf(pointer);
   uint32_t page = PageOf(chunk, pointer);
-  FreeSlow(pointer, chunk, page, chunk->map[page]);
+  uint32_t entry = chunk->map[page];
+  ThreadCache* cache = t_cache;
+  if (LargeRunForCache(cache, chunk, page, entry, pointer)) {
+    LargePut put = ThreadCachePutLarge(cache, pointer, MapCount(entry));
+    if (LETHE_LIKELY(put == LargePut::kParked)) return;
+    if (put == LargePut::kSlow) return FreeToLargeBinSlow(pointer, chunk, page, entry);
+  }
+  FreeUncached(pointer, chunk, page, entry);
 }
 
 void FreeNotInChunk(void* pointer) noexcept {

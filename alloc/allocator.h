@@ -31,9 +31,8 @@ void* AllocateZeroed(size_t count, size_t size);
 void* AllocateAligned(size_t alignment, size_t size);
 void* Reallocate(void* pointer, size_t size);
 size_t UsableSize(const void* pointer);
-void FreeSlow(void* pointer, Chunk* chunk, uint32_t page, uint32_t entry) noexcept;
-// FreeSlow for a pointer in an arena chunk: finds the chunk and page again, so that free's fast
-// path keeps no registers alive for its slow end.
+// Free's slow end for a pointer in an arena chunk: finds the chunk and page again, so that free's
+// fast path keeps no registers alive for it.
 void FreeInChunkSlow(void* pointer) noexcept;
 void FreeNotInChunk(void* pointer) noexcept;
 void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexcept;
@@ -104,9 +103,9 @@ LETHE_ALWAYS_INLINE void Free(void* pointer) {
   Chunk* chunk = ChunkOf(pointer);
   uint32_t entry = chunk->map[PageOf(chunk, pointer)];
   ThreadCache* cache = t_cache;
-  // A caller arena's regions (kMapNoCache) go to their arena: FreeSlow. Without a cache
+  // A caller arena's regions (kMapNoCache) go to their arena: FreeInChunkSlow. Without a cache
   // (g_no_cache), the bin is full: FreeToFullCacheBin makes the thread's cache, or when it may
-  // have none, sends the region to FreeSlow.
+  // have none, sends the region to FreeInChunkSlow.
   if (LETHE_LIKELY(MapCachedSmall(entry))) {
     if (LETHE_UNLIKELY(!MayBeCachedRegion(pointer, entry, MapClass(entry)))) {
       InvalidPointer(pointer);

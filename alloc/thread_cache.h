@@ -224,30 +224,36 @@ inline void* ThreadCacheTakeLargeAligned(ThreadCache* cache, uint32_t pages, siz
 // Whether `pointer` (not null) is cached in `bin`. Every slot is compared and the results or-ed:
 // a scan that stopped at `count` mispredicted its exit whenever counts wander, which cost a
 // quarter of a random 16-64 KiB churn's time (tools/bench/alloc/README.md).
+// Written out, not looped: g++ 12 kept a bounds test per slot in the unrolled loop.
 inline bool LargeBinHolds(const LargeCacheBin& bin, const void* pointer) {
-  bool found = false;
-  for (const void* slot : bin.slots) found |= slot == pointer;
-  return found;
+  static_assert(kLargeCacheSlots == 8, "one term per slot");
+  const void* const* s = bin.slots;
+  return ((s[0] == pointer) | (s[1] == pointer) | (s[2] == pointer) | (s[3] == pointer) |
+          (s[4] == pointer) | (s[5] == pointer) | (s[6] == pointer) | (s[7] == pointer)) != 0;
 }
-// ThreadCachePutLarge's slow end, when the bin is full or the GC step is due: keeps errno.
+// ThreadCachePutLarge's slow end, when the bin is full or the GC step is due: parks the run
+// unless the byte budget refuses it (false). Keeps errno.
 bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) noexcept;
-// Parks the large run `pointer` of `pages` pages (in the cached range); false when the byte budget
-// says it must go to its arena. Aborts on a block already parked here (double free). Its common
-// path makes no system call, so free need not keep errno around it.
-inline bool ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages) {
+// What ThreadCachePutLarge did with a run.
+enum class LargePut { kParked, kRefused, kSlow };
+// Parks the large run `pointer` of `pages` pages (in the cached range), unless the byte budget
+// says it must go to its arena (kRefused) or the bin is full or the GC step is due (kSlow: the
+// caller calls ThreadCachePutLargeSlow, so that this path makes no call at all). Aborts on a block
+// already parked here (double free).
+inline LargePut ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages) {
   LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
   if (LETHE_UNLIKELY(LargeBinHolds(bin, pointer))) {
     lethe_fatal_pointer("free(): invalid pointer ", pointer, " (double free)");
   }
   if (LETHE_UNLIKELY(bin.count == kLargeCacheSlots || cache->free_credit + 1 >= kGcEvents)) {
-    return ThreadCachePutLargeSlow(cache, pointer, pages);
+    return LargePut::kSlow;
   }
   size_t bytes = size_t{pages} << kLgPageBytes;
-  if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return false;
+  if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return LargePut::kRefused;
   bin.slots[bin.count++] = pointer;
   cache->large_bytes += bytes;
   ++cache->free_credit;  // ThreadCacheChargeFrees(cache, 1) without its step: not due
-  return true;
+  return LargePut::kParked;
 }
 
 // ThreadCacheGcAfter(cache, true), then `block`: lets malloc's fast path end in a tail call.
