@@ -294,6 +294,9 @@ LETHE_NOINLINE void FreeUncached(void* pointer, Chunk* chunk, uint32_t page,
     CountUncachedFree();
   } else if (!MapLiveLargeHead(entry) || page < kChunkHeaderPages ||
              PageAddress(chunk, page) != pointer) {
+    if (MapThreadCached(entry) && PageAddress(chunk, page) == pointer) {
+      lethe_fatal_pointer("free(): invalid pointer ", pointer, " (double free)");
+    }
     InvalidPointer(pointer);
   }
   FreeToArena(pointer, chunk, page, entry, true);

@@ -19,6 +19,11 @@
 //                           request of its exact length, page_heap.h step 8), not live.
 //                           Class bit 1 (U, kMapPurging) set: the run is being purged by the
 //                           purger without the arena's lock (page_heap.h step 9), not live.
+//                           Class bit 2 (T, kMapThreadCached) set: freed by the program into a
+//                           thread cache's large bin, still out of its arena, not live. Set and
+//                           cleared by the cache's owner without the arena's lock: the arena never
+//                           writes the entries of a run that is out, and its reads of such a head
+//                           (a neighbour's, when it coalesces) test the kind only.
 //        10 kLargeInterior  other pages of a large run; count = distance to the head.
 //        11 kSmall          page of a small-object run; class = its size class, count = distance
 //                           to the run's first page (a run has at most 16 pages).
@@ -32,6 +37,7 @@
 //  Examples (pages 3..10 of a chunk):
 //    large run of 3 pages    |H 3|I 1|I 2|
 //    parked run of 4 pages   |H 4 P|I 1|I 2|I 3|
+//    thread-cached, 4 pages  |H 4 T|I 1|I 2|I 3|
 //    small run, class 13, 2p |S13 0|S13 1|
 //    free dirty run of 3     |F 3 D| ? |F 3 D|     (? = stale, never read)
 //
@@ -45,6 +51,7 @@
 #ifndef LETHE_ALLOC_CHUNK_H_
 #define LETHE_ALLOC_CHUNK_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -64,6 +71,7 @@ inline constexpr uint32_t kMapCountShift = 12;
 
 inline constexpr uint32_t kMapParked = 1u << kMapClassShift;  // large heads only
 inline constexpr uint32_t kMapPurging = 2u << kMapClassShift;  // large heads only
+inline constexpr uint32_t kMapThreadCached = 4u << kMapClassShift;  // large heads only
 inline constexpr uint32_t kMapNoCache = kMapZeroed;            // small pages only (N above)
 
 constexpr PageKind MapKind(uint32_t entry) { return static_cast<PageKind>(entry & kMapKindMask); }
@@ -76,6 +84,9 @@ constexpr bool MapParked(uint32_t entry) {
 }
 constexpr bool MapPurging(uint32_t entry) {
   return MapKind(entry) == PageKind::kLargeHead && (entry & kMapPurging) != 0;
+}
+constexpr bool MapThreadCached(uint32_t entry) {
+  return MapKind(entry) == PageKind::kLargeHead && (entry & kMapThreadCached) != 0;
 }
 constexpr uint32_t MapCount(uint32_t entry) { return entry >> kMapCountShift; }
 constexpr uint32_t MapClass(uint32_t entry) { return (entry >> kMapClassShift) & 0xff; }
@@ -137,6 +148,16 @@ inline char* PageAddress(Chunk* chunk, uint32_t page) {
 }
 inline uint32_t NodePage(const Chunk* chunk, const FreeRunNode* node) {
   return static_cast<uint32_t>(node - chunk->nodes);
+}
+// Sets the T flag of the live large run `head` (kMapThreadCached above), or clears it again: the
+// run's head entry becomes MapLargeHead(pages), with the flag when `cached`. A relaxed atomic
+// store, since the arena may read the entry (under its lock) meanwhile.
+inline void MarkThreadCached(void* head, uint32_t pages, bool cached) {
+  Chunk* chunk = ChunkOf(head);
+  uint32_t entry = (pages << kMapCountShift) | static_cast<uint32_t>(PageKind::kLargeHead) |
+                   (cached ? kMapThreadCached : 0);
+  std::atomic_ref<uint32_t>(chunk->map[PageOf(chunk, head)]).store(entry,
+                                                                  std::memory_order_relaxed);
 }
 
 }  // namespace lethe::internal

@@ -4,6 +4,7 @@
 #include "page_heap.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "chunk_registry.h"
@@ -545,6 +546,11 @@ size_t PageHeap::largest_free_run() const {
   return largest;
 }
 
+namespace {
+// A large head carries at most one of these (chunk.h); a thread-cached run is out, like a live one.
+constexpr uint32_t kLargeHeadFlags = kMapParked | kMapPurging | kMapThreadCached;
+}  // namespace
+
 void PageHeap::Validate() const {
   size_t active = 0, dirty_pages = 0, parked = 0, purging = 0, free_runs = 0, chunks = 0;
   ChunkRing::ForEach(chunks_, [&](const Chunk* chunk) {
@@ -573,8 +579,8 @@ void PageHeap::Validate() const {
         case PageKind::kLargeHead:
           pages = MapCount(entry);
           LETHE_CHECK(pages > 0 && page + pages <= kChunkPages, "large run length out of range");
-          LETHE_CHECK(MapLiveLargeHead(entry & ~(kMapParked | kMapPurging)) &&
-                          !(MapParked(entry) && MapPurging(entry)),
+          LETHE_CHECK(MapLiveLargeHead(entry & ~kLargeHeadFlags) &&
+                          std::popcount(entry & kLargeHeadFlags) <= 1,
                       "large run head flags");
           for (uint32_t i = 1; i < pages; ++i) {
             LETHE_CHECK(chunk->map[page + i] == MapLargeInterior(i), "large run interior entry");

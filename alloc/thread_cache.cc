@@ -230,8 +230,10 @@ void FlushLargeBin(ThreadCache* cache, uint32_t index, uint32_t count) {
   std::memcpy(pending, bin.slots, count * sizeof(void*));
   std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
   bin.count -= count;
-  std::memset(bin.slots + bin.count, 0, count * sizeof(void*));
   if (bin.low_water > bin.count) bin.low_water = bin.count;
+  for (uint32_t i = 0; i < count; ++i) {
+    MarkThreadCached(pending[i], index + kLargeCacheMinPages, false);
+  }
   cache->flushed_count += count;
   cache->large_bytes -= (size_t{count} * (index + kLargeCacheMinPages)) << kLgPageBytes;
   // A block freed by this thread may come from another thread's arena.
@@ -249,6 +251,7 @@ bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) 
   bool cached = cache->large_bytes + bytes <= kLargeCacheMaxBytes;
   if (cached) {
     bin.slots[bin.count++] = pointer;
+    MarkThreadCached(pointer, pages, true);
     cache->large_bytes += bytes;
     ThreadCacheChargeFrees(cache, 1);
   }

@@ -39,8 +39,8 @@
 // and go in batches larger than any per-thread budget. 8 per length within 1 MiB: with thousands
 // of 16-64 KiB blocks replaced at random, 4 per length missed about once a step. The GC
 // step, thread exit and purge treat these bins like the small ones. A block in a large bin is
-// still a large run in the page map (its arena counts it as out); a second free of it is caught
-// by scanning its bin.
+// still a large run in the page map (its arena counts it as out), its head flagged T
+// (chunk.h): a second free of it, from any thread, finds no live head and aborts.
 #ifndef LETHE_ALLOC_THREAD_CACHE_H_
 #define LETHE_ALLOC_THREAD_CACHE_H_
 
@@ -108,9 +108,7 @@ static_assert(sizeof(CacheBin) == 16 && sizeof(CacheBin) == 1u << kMapClassShift
 struct LargeCacheBin {
   uint32_t count;
   uint32_t low_water;
-  // slots[0] is the oldest. Slots from `count` up are null (InitBins, take and flush clear what
-  // they vacate), so that LargeBinHolds compares them all without a data-dependent exit.
-  void* slots[kLargeCacheSlots];
+  void* slots[kLargeCacheSlots];  // slots[0] is the oldest; each run's head is flagged T
 };
 
 struct ThreadCache {
@@ -201,7 +199,7 @@ inline void* ThreadCacheTakeLarge(ThreadCache* cache, uint32_t pages) {
   LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
   if (bin.count == 0) return nullptr;
   void* block = bin.slots[--bin.count];
-  bin.slots[bin.count] = nullptr;
+  MarkThreadCached(block, pages, false);
   if (bin.count < bin.low_water) bin.low_water = bin.count;
   cache->large_bytes -= size_t{pages} << kLgPageBytes;
   ++cache->allocation_count;  // not the countdown: malloc's fast path must not call from here
@@ -221,36 +219,23 @@ inline void* ThreadCacheTakeLargeAligned(ThreadCache* cache, uint32_t pages, siz
   }
   return nullptr;
 }
-// Whether `pointer` (not null) is cached in `bin`. Every slot is compared and the results or-ed:
-// a scan that stopped at `count` mispredicted its exit whenever counts wander, which cost a
-// quarter of a random 16-64 KiB churn's time (tools/bench/alloc/README.md).
-// Written out, not looped: g++ 12 kept a bounds test per slot in the unrolled loop.
-inline bool LargeBinHolds(const LargeCacheBin& bin, const void* pointer) {
-  static_assert(kLargeCacheSlots == 8, "one term per slot");
-  const void* const* s = bin.slots;
-  return ((s[0] == pointer) | (s[1] == pointer) | (s[2] == pointer) | (s[3] == pointer) |
-          (s[4] == pointer) | (s[5] == pointer) | (s[6] == pointer) | (s[7] == pointer)) != 0;
-}
 // ThreadCachePutLarge's slow end, when the bin is full or the GC step is due: parks the run
 // unless the byte budget refuses it (false). Keeps errno.
 bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) noexcept;
 // What ThreadCachePutLarge did with a run.
 enum class LargePut { kParked, kRefused, kSlow };
-// Parks the large run `pointer` of `pages` pages (in the cached range), unless the byte budget
-// says it must go to its arena (kRefused) or the bin is full or the GC step is due (kSlow: the
-// caller calls ThreadCachePutLargeSlow, so that this path makes no call at all). Aborts on a block
-// already parked here (double free).
+// Parks the live large run `pointer` of `pages` pages (in the cached range) and flags its head,
+// unless the byte budget says it must go to its arena (kRefused) or the bin is full or the GC
+// step is due (kSlow: the caller calls ThreadCachePutLargeSlow, so that this path makes no call).
 inline LargePut ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t pages) {
   LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
-  if (LETHE_UNLIKELY(LargeBinHolds(bin, pointer))) {
-    lethe_fatal_pointer("free(): invalid pointer ", pointer, " (double free)");
-  }
   if (LETHE_UNLIKELY(bin.count == kLargeCacheSlots || cache->free_credit + 1 >= kGcEvents)) {
     return LargePut::kSlow;
   }
   size_t bytes = size_t{pages} << kLgPageBytes;
   if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return LargePut::kRefused;
   bin.slots[bin.count++] = pointer;
+  MarkThreadCached(pointer, pages, true);
   cache->large_bytes += bytes;
   ++cache->free_credit;  // ThreadCacheChargeFrees(cache, 1) without its step: not due
   return LargePut::kParked;

@@ -205,9 +205,11 @@ TEST(ThreadCache, LargeBinsStayWithinTheirSlotsAndByteBudget) {
   ThreadCache* cache = t_cache;
   ASSERT_NE(cache, nullptr);
   uint64_t parked = 0;
-  for (const LargeCacheBin& bin : cache->large) {
+  for (uint32_t index = 0; index < kLargeCacheBins; ++index) {
+    const LargeCacheBin& bin = cache->large[index];
     EXPECT_LE(bin.count, kLargeCacheSlots);
-    for (uint32_t i = 0; i < bin.count; ++i) parked += lethe_usable_size(bin.slots[i]);
+    // Freed blocks: not lethe_usable_size, which rejects a cached run as it does any freed one.
+    parked += uint64_t{bin.count} * (index + kLargeCacheMinPages) * kPageBytes;
   }
   EXPECT_EQ(parked, cache->large_bytes);
   EXPECT_GT(parked, 0u);
@@ -217,31 +219,37 @@ TEST(ThreadCache, LargeBinsStayWithinTheirSlotsAndByteBudget) {
   EXPECT_EQ(cache->large_bytes, 0u);
 }
 
-// The double-free test compares every slot of a large bin, so the slots a take or a flush
-// vacates must not keep the pointers they held: a run taken back and freed again is no double
-// free, whether it left its bin by a malloc or by a flush (and came back from the arena).
-TEST(ThreadCache, LargeBinsClearTheSlotsTheyVacateSoThatARunFreedAgainIsNoDoubleFree) {
+uint32_t HeadEntry(void* block) {
+  Chunk* chunk = ChunkOf(block);
+  return chunk->map[PageOf(chunk, block)];
+}
+
+// A run in a large bin carries the T flag at its head (chunk.h), which a take and a flush clear:
+// the page map, not a scan of the bin, tells a second free of it from a free of a live block.
+TEST(ThreadCache, ARunInALargeBinIsFlaggedInThePageMapUntilTakenOrFlushed) {
   lethe_purge();
   void* block = lethe_malloc(20 * 1024);  // 5 pages
   ASSERT_NE(block, nullptr);
+  EXPECT_EQ(HeadEntry(block), MapLargeHead(5));
   lethe_free(block);
   ThreadCache* cache = t_cache;  // made by the first allocation, if the thread had none
   ASSERT_TRUE(HasCache(cache));
   LargeCacheBin& bin = cache->large[5 - kLargeCacheMinPages];
-  auto only_live_slots_set = [&bin] {
-    for (uint32_t i = 0; i < kLargeCacheSlots; ++i) {
-      if ((bin.slots[i] != nullptr) != (i < bin.count)) return false;
-    }
-    return true;
-  };
   ASSERT_EQ(bin.count, 1u);
   ASSERT_EQ(bin.slots[0], block);
-  EXPECT_EQ(lethe_malloc(20 * 1024), block) << "taken back from its bin";
-  EXPECT_TRUE(only_live_slots_set());
-  lethe_free(block);  // not a double free: aborts if the take left its slot set
-  EXPECT_EQ(bin.count, 1u);
+  EXPECT_EQ(HeadEntry(block), MapLargeHead(5) | kMapThreadCached);
+  EXPECT_FALSE(MapLiveLargeHead(HeadEntry(block)));
+  ValidateHeap();  // a flagged head is a run that is out
 
-  // A full bin's free flushes the oldest run (`block`) to its arena; the survivors move down.
+  EXPECT_EQ(lethe_malloc(20 * 1024), block) << "taken back from its bin";
+  EXPECT_EQ(HeadEntry(block), MapLargeHead(5)) << "the take cleared the flag";
+  EXPECT_EQ(lethe_usable_size(block), 20u * 1024);
+  lethe_free(block);  // a free of a live block, not a double free
+  EXPECT_TRUE(MapThreadCached(HeadEntry(block)));
+
+  // A full bin's free flushes the oldest run (`block`) to its arena; the arena's free aborts on a
+  // head that is not live, so a flush that left the flag would not get this far. The heap is read
+  // through ValidateHeap only from here: a flushed run's chunk may be unmapped.
   ASSERT_EQ(lethe_malloc(20 * 1024), block);
   std::vector<void*> others;
   for (uint32_t i = 0; i < kLargeCacheSlots; ++i) others.push_back(lethe_malloc(20 * 1024));
@@ -249,15 +257,35 @@ TEST(ThreadCache, LargeBinsClearTheSlotsTheyVacateSoThatARunFreedAgainIsNoDouble
   for (void* other : others) lethe_free(other);
   ASSERT_EQ(bin.count, kLargeCacheSlots);
   for (uint32_t i = 0; i < bin.count; ++i) EXPECT_NE(bin.slots[i], block) << "flushed";
-  lethe_purge();
-  EXPECT_TRUE(only_live_slots_set()) << "the flush cleared every slot it vacated";
-  void* again = lethe_malloc(20 * 1024);
-  ASSERT_NE(again, nullptr);
-  lethe_free(again);  // whatever run the arena gave, no stale slot names it
-  EXPECT_EQ(bin.count, 1u);
-  EXPECT_TRUE(only_live_slots_set());
-  lethe_purge();
+  for (void* other : others) EXPECT_TRUE(MapThreadCached(HeadEntry(other)));
   ValidateHeap();
+  lethe_purge();  // flushes the rest, through the same check
+  EXPECT_EQ(bin.count, 0u);
+  ValidateHeap();
+}
+
+TEST(ThreadCacheDeathTest, ASecondFreeOfARunInALargeBinAbortsAtOnce) {
+  EXPECT_DEATH(
+      {
+        void* keep = lethe_malloc(20 * 1024);
+        void* block = lethe_malloc(20 * 1024);
+        lethe_free(block);
+        lethe_free(block);
+        lethe_free(keep);
+      },
+      "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+ \\(double free\\)");
+}
+
+// The flag is in the page map, which every thread reads: a run cached by one thread and freed
+// again by another is caught too (a scan of the freeing thread's own bin could not see it).
+TEST(ThreadCacheDeathTest, ASecondFreeFromAnotherThreadOfACachedRunAborts) {
+  EXPECT_DEATH(
+      {
+        void* block = lethe_malloc(24 * 1024);
+        lethe_free(block);  // into this thread's large bin
+        std::thread([block] { lethe_free(block); }).join();
+      },
+      "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+ \\(double free\\)");
 }
 
 // A large free into the cache keeps errno on its slow ends too: a full bin's flush (which returns
