@@ -198,11 +198,13 @@ void ThreadCacheChargeFrees(ThreadCache* cache, uint32_t frees) noexcept;
 inline void* ThreadCacheTakeLarge(ThreadCache* cache, uint32_t pages) {
   LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
   if (bin.count == 0) return nullptr;
-  void* block = bin.slots[--bin.count];
-  MarkThreadCached(block, pages, false);
-  if (bin.count < bin.low_water) bin.low_water = bin.count;
+  uint32_t count = bin.count - 1;
+  void* block = bin.slots[count];
+  bin.count = count;
+  if (count < bin.low_water) bin.low_water = count;
   cache->large_bytes -= size_t{pages} << kLgPageBytes;
   ++cache->allocation_count;  // not the countdown: malloc's fast path must not call from here
+  MarkThreadCached(block, pages, false);  // last: the cache's fields need no reload after it
   return block;
 }
 // The newest cached run of exactly `pages` pages whose start is aligned to `alignment` (a power
