@@ -140,7 +140,7 @@ constinit std::atomic<uint64_t> g_start_delay_for_testing{UINT64_MAX};
 // excess themselves, as without the thread. So a program that ends sooner (a compiler pass, a
 // shell command) does not create a thread it would never use. The cost: a process that releases
 // only within that span and then makes no allocator call keeps the dirty pages under its limits
-// until its next call.
+// until its next call; kPurgerEagerBytes bounds what it keeps so.
 bool PurgerDue() {
   uint64_t delay = g_start_delay_for_testing.load(std::memory_order_relaxed);
   if (delay == UINT64_MAX) delay = GraceSpanNs();
@@ -154,16 +154,28 @@ bool PurgerDue() {
   return now - first >= delay;
 }
 
+// Dirty bytes (of one arena, or of the huge regions) from which a release starts the thread
+// before PurgerDue says so. Below, a process that goes idle at once keeps at most about this
+// much, where the thread would cost a stack and two context switches; above, it kept all of it
+// (a script that built and dropped a few MiB of buffers in its first milliseconds, then waited).
+constexpr uint64_t kPurgerEagerBytes = uint64_t{1} << 20;
+
+bool PurgerNotStarted() {
+  return g_purger_state.load(std::memory_order_relaxed) == kNotStarted;
+}
+
 // There is work for the purge thread: asks it to start, or to wake if it sleeps without a
-// deadline (PurgerAfterUnlock acts on the request). True when it runs on the real clock, so that
-// the caller leaves the work to it; false: the caller does it (no thread yet, or ticks).
-bool AskPurger() {
+// deadline (PurgerAfterUnlock acts on the request). `dirty_bytes`: what the caller's release left
+// dirty where it released (an arena, or the huge regions). True when the thread runs on the real
+// clock, so that the caller leaves the work to it; false: the caller does it (no thread yet, or
+// ticks).
+bool AskPurger(uint64_t dirty_bytes) {
   if (PurgerOnRealClock()) {
     if (g_purger_idle.load()) g_attention.store(true, std::memory_order_relaxed);
     return true;
   }
-  if (g_purger_state.load(std::memory_order_relaxed) == kNotStarted && g_options.decay_thread &&
-      PurgerDue()) {
+  if (PurgerNotStarted() && g_options.decay_thread &&
+      (dirty_bytes >= kPurgerEagerBytes || PurgerDue())) {
     g_attention.store(true, std::memory_order_relaxed);
   }
   return false;
@@ -179,7 +191,7 @@ uint64_t DecayNowNs() {
 }
 
 void DecayAfterRelease(Arena* arena) {
-  if (AskPurger()) return;
+  if (AskPurger(uint64_t{arena->heap.dirty_pages()} << kLgPageBytes)) return;
   // No thread (yet): decay here, at most every decay/8.
   uint64_t now = DecayNowNs();
   uint64_t decay_ns = DecayNs();
@@ -191,7 +203,7 @@ void DecayAfterRelease(Arena* arena) {
   }
 }
 
-void DecayAfterPark() { AskPurger(); }
+void DecayAfterPark() { AskPurger(0); }  // at most two flush batches a class: never eager
 
 uint64_t ExcessGraceNs() { return PurgerOnRealClock() ? GraceSpanNs() : 0; }
 
@@ -211,7 +223,9 @@ bool DeferExcessPurge(bool own) {
 }
 
 void DecayAfterHugeFree() {
-  if (!AskPurger()) HugeRegionPurge(DecayNowNs(), DecayNs());
+  // The regions' count is read under their lock: only until the thread has started.
+  uint64_t dirty = PurgerNotStarted() ? GetHugeRegionStats().dirty_bytes : 0;
+  if (!AskPurger(dirty)) HugeRegionPurge(DecayNowNs(), DecayNs());
   PurgerAfterUnlock();
 }
 

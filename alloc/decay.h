@@ -4,9 +4,10 @@
 // 1000 ms). Three drivers, so that an idle process returns memory too:
 //  - the background purge thread (default; LETHE_OPTIONS=decay_thread:0 turns it off): started at
 //    the first release once releases have gone on for decay_ms / 16 (before, nothing is due that
-//    it would do: see PurgerDue in decay.cc), sleeps until the oldest dirty run's deadline, or
-//    indefinitely when nothing is dirty (woken by the next release). Recreated lazily in a forked
-//    child.
+//    it would do: see PurgerDue in decay.cc), or sooner by a release that leaves 1 MiB dirty in
+//    an arena or in the huge regions (kPurgerEagerBytes); sleeps until the oldest dirty run's
+//    deadline, or indefinitely when nothing is dirty (woken by the next release). Recreated
+//    lazily in a forked child.
 //  - opportunistically on the free path (under the arena's lock) when there is no thread;
 //  - lethe_decay_tick(now_ns): switches the clock to the caller's (simulated) time for good; the
 //    thread then stays asleep and decay happens on the ticks only.

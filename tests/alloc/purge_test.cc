@@ -355,7 +355,38 @@ int DelayedStartChild() {
 
 TEST(Purge, TheBackgroundThreadWaitsForItsDelay) {
   ASSERT_TRUE(kPurgerStartsAtOnce);
+  lethe_purge();  // the child starts with nothing dirty: its releases stay under 1 MiB
   ExpectChildSucceeds(DelayedStartChild);
+}
+
+// In a child (its thread not started, its delay 225 s): a release that leaves 1 MiB or more dirty
+// starts the thread at once (kPurgerEagerBytes in decay.cc), so that a process going idle right
+// after does not keep that memory until its next allocator call. Here two 4 MiB blocks, written,
+// freed into the huge regions (past their warm-up: three blocks asked for).
+int EagerStartChild() {
+  if (PurgerRunning()) return 2;
+  g_options.decay_ms = 3'600'000;
+  SetPurgerStartDelayForTesting(UINT64_MAX);  // the default, counted from the next release
+  constexpr size_t kBytes = 4 << 20;
+  void* blocks[3];
+  for (void*& block : blocks) {
+    block = lethe_malloc(kBytes);
+    if (block == nullptr) return 3;
+    std::memset(block, 1, kBytes);
+  }
+  lethe_free(blocks[0]);
+  lethe_free(blocks[1]);
+  lethe_stats_t stats;
+  lethe_stats(&stats);
+  if (stats.dirty_bytes < (1u << 20)) return 4;  // the test's premise: the regions kept them
+  int result = PurgerRunning() ? 0 : 5;
+  lethe_free(blocks[2]);
+  return result;
+}
+
+TEST(Purge, AReleaseThatLeavesAMiBDirtyStartsTheThreadBeforeItsDelay) {
+  lethe_purge();
+  ExpectChildSucceeds(EagerStartChild);
 }
 
 // In a child (a process whose purge thread has not started): a thread cache's full bin parks 512
