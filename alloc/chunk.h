@@ -22,8 +22,8 @@
 //                           Class bit 2 (T, kMapThreadCached) set: freed by the program into a
 //                           thread cache's large bin, still out of its arena, not live. Set and
 //                           cleared by the cache's owner without the arena's lock: the arena never
-//                           writes the entries of a run that is out, and its reads of such a head
-//                           (a neighbour's, when it coalesces) test the kind only.
+//                           writes the entries of a run that is out, and reads such a head (a
+//                           neighbour's, when it coalesces) with LoadSharedEntry, for its kind.
 //        10 kLargeInterior  other pages of a large run; count = distance to the head.
 //        11 kSmall          page of a small-object run; class = its size class, count = distance
 //                           to the run's first page (a run has at most 16 pages).
@@ -148,6 +148,12 @@ inline char* PageAddress(Chunk* chunk, uint32_t page) {
 }
 inline uint32_t NodePage(const Chunk* chunk, const FreeRunNode* node) {
   return static_cast<uint32_t>(node - chunk->nodes);
+}
+// The entry of `page` where it may be the head of a run in some thread's large bin (a
+// neighbour's head, or any page of a validation walk): that thread flips the T flag without the
+// arena's lock, so the read is atomic too (relaxed; the kind bits it tests never change meanwhile).
+inline uint32_t LoadSharedEntry(const Chunk* chunk, uint32_t page) {
+  return __atomic_load_n(&chunk->map[page], __ATOMIC_RELAXED);
 }
 // Sets the T flag of the live large run `head` (kMapThreadCached above), or clears it again: the
 // run's head entry becomes MapLargeHead(pages), with the flag when `cached`. A relaxed atomic

@@ -316,7 +316,7 @@ void PageHeap::Coalesce(Chunk* chunk, uint32_t page, uint32_t pages, bool dirty,
   }
   uint32_t right_page = page + pages;
   if (right_page < kChunkPages) {  // right neighbour, read at its first page
-    uint32_t right = chunk->map[right_page];
+    uint32_t right = LoadSharedEntry(chunk, right_page);
     if (MapKind(right) == PageKind::kFree && MapDirty(right) == dirty) {
       count += MapCount(right);
       RemoveFree(chunk, right_page);
@@ -340,7 +340,7 @@ bool PageHeap::GrowLargeInPlace(Chunk* chunk, uint32_t page, uint32_t new_pages)
   uint32_t need = new_pages - old_pages;
   uint32_t right_page = page + old_pages;
   if (right_page >= kChunkPages) return false;
-  uint32_t right = chunk->map[right_page];
+  uint32_t right = LoadSharedEntry(chunk, right_page);
   if (MapParked(right)) {
     // Growing in place beats keeping a parked run for a request that may not come: the run
     // becomes an ordinary dirty one (joining a dirty run after it), then the usual rule applies.
@@ -561,7 +561,7 @@ void PageHeap::Validate() const {
     uint32_t page = kChunkHeaderPages;
     int previous_free = -1;  // dirtiness of the previous run when it was free
     while (page < kChunkPages) {
-      uint32_t entry = chunk->map[page];
+      uint32_t entry = LoadSharedEntry(chunk, page);
       uint32_t pages = 0;
       switch (MapKind(entry)) {
         case PageKind::kFree: {
