@@ -275,10 +275,10 @@ namespace {
 // block's start, of the thread's own arena. Only the thread's own arena's runs: another arena's
 // (a caller arena's, or another thread's, which FreeToArena sends back without a lock) would fill
 // the cache of a thread that may never ask for them, and flush one at a time. g_no_cache's arena
-// is null, so a thread without a cache never matches.
+// is null, so a thread without a cache never matches. No test of the page against the header's:
+// the header pages' own entries are never written (zero, kFree), so none is a live head.
 LETHE_ALWAYS_INLINE bool LargeRunForCache(const ThreadCache* cache, Chunk* chunk, uint32_t page,
                                           uint32_t entry, const void* pointer) {
-  static_assert(kLargeCacheMinPages > kChunkHeaderPages, "a cached length's head is past them");
   return MapLiveLargeHead(entry) && MapCount(entry) - kLargeCacheMinPages <=
                                         kLargeCacheMaxPages - kLargeCacheMinPages &&
          PageAddress(chunk, page) == pointer && ArenaOf(chunk) == cache->arena;

@@ -51,7 +51,6 @@
 #ifndef LETHE_ALLOC_CHUNK_H_
 #define LETHE_ALLOC_CHUNK_H_
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -157,13 +156,11 @@ inline uint32_t LoadSharedEntry(const Chunk* chunk, uint32_t page) {
 }
 // Sets the T flag of the live large run `head` (kMapThreadCached above), or clears it again: the
 // run's head entry becomes MapLargeHead(pages), with the flag when `cached`. A relaxed atomic
-// store, since the arena may read the entry (under its lock) meanwhile.
+// store, the other side of LoadSharedEntry.
 inline void MarkThreadCached(void* head, uint32_t pages, bool cached) {
   Chunk* chunk = ChunkOf(head);
-  uint32_t entry = (pages << kMapCountShift) | static_cast<uint32_t>(PageKind::kLargeHead) |
-                   (cached ? kMapThreadCached : 0);
-  std::atomic_ref<uint32_t>(chunk->map[PageOf(chunk, head)]).store(entry,
-                                                                  std::memory_order_relaxed);
+  __atomic_store_n(&chunk->map[PageOf(chunk, head)],
+                   MapLargeHead(pages) | (cached ? kMapThreadCached : 0), __ATOMIC_RELAXED);
 }
 
 }  // namespace lethe::internal

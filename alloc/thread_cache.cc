@@ -247,12 +247,9 @@ bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) 
   uint32_t index = pages - kLargeCacheMinPages;
   LargeCacheBin& bin = cache->large[index];
   if (bin.count == kLargeCacheSlots) FlushLargeBin(cache, index, 1);
-  size_t bytes = size_t{pages} << kLgPageBytes;
-  bool cached = cache->large_bytes + bytes <= kLargeCacheMaxBytes;
+  bool cached = cache->large_bytes + (size_t{pages} << kLgPageBytes) <= kLargeCacheMaxBytes;
   if (cached) {
-    bin.slots[bin.count++] = pointer;
-    MarkThreadCached(pointer, pages, true);
-    cache->large_bytes += bytes;
+    ParkInLargeBin(cache, pointer, pages);
     ThreadCacheChargeFrees(cache, 1);
   }
   errno = saved_errno;

@@ -224,6 +224,14 @@ inline void* ThreadCacheTakeLargeAligned(ThreadCache* cache, uint32_t pages, siz
 // ThreadCachePutLarge's slow end, when the bin is full or the GC step is due: parks the run
 // unless the byte budget refuses it (false). Keeps errno.
 bool ThreadCachePutLargeSlow(ThreadCache* cache, void* pointer, uint32_t pages) noexcept;
+// Puts the live large run `pointer` of `pages` pages into its bin (not full, within the byte
+// budget) and flags its head: the end that ThreadCachePutLarge and its slow end share.
+inline void ParkInLargeBin(ThreadCache* cache, void* pointer, uint32_t pages) {
+  LargeCacheBin& bin = cache->large[pages - kLargeCacheMinPages];
+  bin.slots[bin.count++] = pointer;
+  MarkThreadCached(pointer, pages, true);
+  cache->large_bytes += size_t{pages} << kLgPageBytes;
+}
 // What ThreadCachePutLarge did with a run.
 enum class LargePut { kParked, kRefused, kSlow };
 // Parks the live large run `pointer` of `pages` pages (in the cached range) and flags its head,
@@ -234,11 +242,10 @@ inline LargePut ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t 
   if (LETHE_UNLIKELY(bin.count == kLargeCacheSlots || cache->free_credit + 1 >= kGcEvents)) {
     return LargePut::kSlow;
   }
-  size_t bytes = size_t{pages} << kLgPageBytes;
-  if (cache->large_bytes + bytes > kLargeCacheMaxBytes) return LargePut::kRefused;
-  bin.slots[bin.count++] = pointer;
-  MarkThreadCached(pointer, pages, true);
-  cache->large_bytes += bytes;
+  if (cache->large_bytes + (size_t{pages} << kLgPageBytes) > kLargeCacheMaxBytes) {
+    return LargePut::kRefused;
+  }
+  ParkInLargeBin(cache, pointer, pages);
   ++cache->free_credit;  // ThreadCacheChargeFrees(cache, 1) without its step: not due
   return LargePut::kParked;
 }
