@@ -276,6 +276,21 @@ TEST(ThreadCacheDeathTest, ASecondFreeOfARunInALargeBinAbortsAtOnce) {
       "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+ \\(double free\\)");
 }
 
+// A run in a large bin is a freed block: malloc_usable_size and realloc reject it as they reject
+// any freed block (before the flag, both served it as if it were live).
+TEST(ThreadCacheDeathTest, UsableSizeAndReallocOfARunInALargeBinAbort) {
+  auto cached_run = [] {
+    void* block = lethe_malloc(20 * 1024);
+    lethe_free(block);
+    LETHE_CHECK(MapThreadCached(HeadEntry(block)), "the block is not in a large bin");
+    return block;
+  };
+  EXPECT_DEATH(lethe_usable_size(cached_run()),
+               "lethe: malloc_usable_size\\(\\): invalid pointer 0x[0-9a-f]+");
+  EXPECT_DEATH(lethe_realloc(cached_run(), 40 * 1024),
+               "lethe: realloc\\(\\): invalid pointer 0x[0-9a-f]+");
+}
+
 // The flag is in the page map, which every thread reads: a run cached by one thread and freed
 // again by another is caught too (a scan of the freeing thread's own bin could not see it).
 TEST(ThreadCacheDeathTest, ASecondFreeFromAnotherThreadOfACachedRunAborts) {
