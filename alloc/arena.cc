@@ -33,7 +33,7 @@ bool ClaimRelease(Arena* arena) {
 // pages it churned at, the floor counts only up to the active pages (never under its least).
 size_t DirtyLimit(const Arena& arena) {
   size_t active = arena.heap.active_pages();
-  size_t limit = active * g_options.dirty_percent / 100;
+  size_t limit = active * DirtyPercentOption() / 100;
   size_t floor = arena.dirty_floor_pages;
   if (active < arena.churn_active_pages / 2) {
     floor = std::min(floor, std::max(active, kDirtyFloorMinPages));
@@ -62,7 +62,7 @@ bool ExcessIsResident(Arena* arena, size_t limit) {
 // the active pages the arena churns at.
 void NoteExcess(Arena* arena) {
   uint64_t now = DecayNowNs();
-  uint64_t window = g_options.decay_ms * 1000000u;
+  uint64_t window = DecayMsOption() * 1000000u;
   if (now - arena->last_excess_ns < window) {
     if (arena->dirty_floor_pages < kDirtyFloorMaxPages) arena->dirty_floor_pages *= 2;
     arena->churn_active_pages = arena->heap.active_pages();

@@ -34,7 +34,7 @@ constinit bool g_wake_pending = false;              // guarded by g_purger_lock
 constinit bool g_cond_ready = false;
 pthread_cond_t g_purger_cond;
 
-uint64_t DecayNs() { return g_options.decay_ms * 1000000u; }
+uint64_t DecayNs() { return DecayMsOption() * 1000000u; }
 // The excess grace of the thread on the real clock (decay.h); also how long releases go on
 // before the thread starts (PurgerDue).
 uint64_t GraceSpanNs() { return DecayNs() / 16; }

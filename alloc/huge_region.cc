@@ -50,7 +50,7 @@ constinit uint64_t g_grown_in_place = 0;
 // HugeRegionTake calls, in quarters of a block over kLargeMaxBytes (kHugeWarmupBlocks).
 constinit std::atomic<uint64_t> g_warmup_quarters{0};
 
-uint64_t MaxDirtyPages() { return (g_options.huge_cache_kb << 10) >> kLgPageBytes; }
+uint64_t MaxDirtyPages() { return (HugeCacheKbOption() << 10) >> kLgPageBytes; }
 
 uint32_t& MapAt(uint32_t region, uint32_t page) { return g_regions[region].map[page]; }
 

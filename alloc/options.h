@@ -38,6 +38,22 @@ struct Options {
 
 extern constinit Options g_options;
 
+// The tunables that the purge thread reads (the decay, the dirty limit, the huge cache) are read
+// with relaxed atomic loads, and tests that change them while it runs store them with
+// SetOptionForTesting: the same moves on x86, and no data race for ThreadSanitizer (tsan-alloc
+// preset). Everywhere else the options are set once, before a second thread exists.
+inline uint64_t DecayMsOption() { return __atomic_load_n(&g_options.decay_ms, __ATOMIC_RELAXED); }
+inline uint32_t DirtyPercentOption() {
+  return __atomic_load_n(&g_options.dirty_percent, __ATOMIC_RELAXED);
+}
+inline uint64_t HugeCacheKbOption() {
+  return __atomic_load_n(&g_options.huge_cache_kb, __ATOMIC_RELAXED);
+}
+template <typename T>
+void SetOptionForTesting(T* field, T value) {
+  __atomic_store_n(field, value, __ATOMIC_RELAXED);
+}
+
 // Parses `text` (may be nullptr) into *options. Returns false if anything was rejected.
 bool ParseOptions(const char* text, Options* options);
 // Reads LETHE_OPTIONS from the environment into g_options.

@@ -153,7 +153,7 @@ void PrintStats(FILE* out) {
       "  transfer caches %llu  thread caches %llu\n"
       "  allocations %llu  frees %llu  chunks %llu  huge %llu (%llu bytes)\n"
       "  oom events %llu  low-memory callbacks %llu  reserve used %llu  peak allocated %llu\n",
-      u(stats.arena_count), PurgerRunning() ? "on" : "off", u(g_options.decay_ms),
+      u(stats.arena_count), PurgerRunning() ? "on" : "off", u(DecayMsOption()),
       u(stats.allocated_bytes), u(stats.active_bytes), u(stats.mapped_bytes),
       u(stats.resident_bytes), u(stats.dirty_bytes), u(parked), u(stats.purged_bytes),
       u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(stats.transfer_cache_bytes),

@@ -20,8 +20,11 @@ endif()
 option(LETHE_REPLACE_MALLOC
   "lethe_* calls use the bundled allocator, and Lethe's own tools link lethe::malloc so the whole process runs on it (off: forward to the system malloc)"
   ${_lethe_replace_default})
-if(LETHE_SANITIZER AND LETHE_REPLACE_MALLOC)
-  message(FATAL_ERROR "LETHE_REPLACE_MALLOC cannot be combined with LETHE_SANITIZER: the sanitizer owns malloc")
+# ThreadSanitizer may check the bundled allocator itself (the tsan-alloc preset): lethe_* are then
+# served by it, its locks and atomics are instrumented, and malloc stays the sanitizer's (the
+# malloc replacement targets are not built). ASan and UBSan need every buffer: no bundled allocator.
+if(LETHE_REPLACE_MALLOC AND LETHE_SANITIZER AND NOT LETHE_SANITIZER STREQUAL "thread")
+  message(FATAL_ERROR "LETHE_REPLACE_MALLOC combines only with LETHE_SANITIZER=thread: the sanitizer owns malloc")
 endif()
 
 if(LETHE_SANITIZER STREQUAL "address")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Lethe and runs its tests: the default preset (bundled allocator, RelWithDebInfo), then the
 # asan preset (ASan + UBSan, lethe_* forwarded to the system malloc; the allocator's own tests and
-# the install/consumer tests are excluded there, see tests/CMakeLists.txt), then the fuzzers.
+# the install/consumer tests are excluded there, see tests/CMakeLists.txt), then the allocator's own
+# tests under ThreadSanitizer (tsan-alloc: the bundled allocator behind lethe_*), then the fuzzers.
 # Installs missing Debian packages first (as root). Prints the seconds each stage took.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -9,21 +10,24 @@ source tools/deps.sh
 
 usage() {
   cat <<USAGE
-usage: tools/test.sh [--no-asan] [--no-fuzz] [--jobs N]
-  Installs missing packages (root), builds the default and asan presets, runs their tests and the
-  fuzzers, and prints a summary with the seconds of each stage.
+usage: tools/test.sh [--no-asan] [--no-tsan] [--no-fuzz] [--jobs N]
+  Installs missing packages (root), builds the default, asan and tsan-alloc presets, runs their
+  tests and the fuzzers, and prints a summary with the seconds of each stage.
   --no-asan    skip the asan preset
+  --no-tsan    skip the tsan-alloc preset (the allocator's own tests under ThreadSanitizer)
   --no-fuzz    skip the fuzz preset
   --jobs N     parallel build and test jobs (default: number of cores)
 USAGE
 }
 
 run_asan=1
+run_tsan=1
 run_fuzz=1
 jobs=$(nproc)
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-asan) run_asan=0 ;;
+    --no-tsan) run_tsan=0 ;;
     --no-fuzz) run_fuzz=0 ;;
     --jobs) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || { usage >&2; exit 2; }; jobs=$2; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -80,6 +84,11 @@ if [ "$run_asan" -eq 1 ]; then
   stage "configure asan" cmake --preset asan >/dev/null
   stage "build asan" cmake --build --preset asan -j "$jobs"
   stage "test asan" run_tests asan
+fi
+if [ "$run_tsan" -eq 1 ]; then
+  stage "configure tsan-alloc" cmake --preset tsan-alloc >/dev/null
+  stage "build tsan-alloc" cmake --build --preset tsan-alloc -j "$jobs"
+  stage "test tsan-alloc" run_tests tsan-alloc
 fi
 if [ "$run_fuzz" -eq 1 ] && [ -f tests/fuzz/CMakeLists.txt ]; then
   stage "configure fuzz" cmake --preset fuzz >/dev/null

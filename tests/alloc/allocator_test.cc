@@ -32,8 +32,9 @@ TEST(Allocator, LargeReallocGrowsAndShrinksInPlace) {
   std::memset(block, 0x77, 20 * 1024);
   Chunk* chunk = ChunkOf(block);
   uint32_t page = PageOf(chunk, block);
-  if (chunk->map[page + 5] == MapFree(MapCount(chunk->map[page + 5]), true) ||
-      MapKind(chunk->map[page + 5]) == PageKind::kFree) {
+  // The purge thread may be giving those free pages back meanwhile: one atomic read of the entry.
+  uint32_t after = LoadSharedEntry(chunk, page + 5);
+  if (after == MapFree(MapCount(after), true) || MapKind(after) == PageKind::kFree) {
     void* grown = lethe_realloc(block, 100 * 1024);
     EXPECT_EQ(grown, block) << "grew in place";
     EXPECT_EQ(lethe_usable_size(grown), lethe_good_size(100 * 1024)) << "to its class";

@@ -41,6 +41,14 @@ bool Mapped(const void* address) {
   return mincore(const_cast<void*>(address), kPageBytes, &resident) == 0;
 }
 
+// Under ThreadSanitizer (tsan-alloc preset) its shadow pages fault too: the fault counts are not
+// the allocator's there, and only the rest of each test holds.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kFaultsAreTheAllocators = false;
+#else
+constexpr bool kFaultsAreTheAllocators = true;
+#endif
+
 long MinorFaults() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -95,7 +103,9 @@ TEST_F(HugeRegion, AFreedBlocksPagesAreCutAgainInPlaceWithoutFaults) {
   ASSERT_EQ(again, first);
   EXPECT_TRUE(AllBytesAre(again, 5 * kMiB / 2, 0x33));  // the same pages, old data and all
   std::memset(again, 0x44, 5 * kMiB / 2);
-  EXPECT_LT(MinorFaults() - faults, 16);  // 640 pages written, none faulted in
+  if (kFaultsAreTheAllocators) {  // 640 pages written, none faulted in
+    EXPECT_LT(MinorFaults() - faults, 16);
+  }
   HugeRegionStats cut = GetHugeRegionStats();
   EXPECT_EQ(cut.dirty_bytes, kMiB / 2);
   EXPECT_EQ(cut.reused_bytes, before_.reused_bytes + 5 * kMiB / 2);
@@ -246,7 +256,9 @@ TEST_F(HugeRegion, ABlockOverTheKeepBoundStaysDirtyWhileTheLiveBlocksOutnumberTh
   long faults = MinorFaults();
   unsigned char* again = FilledBlock(kBytes, 3);
   EXPECT_EQ(again, first);
-  EXPECT_LT(MinorFaults() - faults, 16);
+  if (kFaultsAreTheAllocators) {
+    EXPECT_LT(MinorFaults() - faults, 16);
+  }
   EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
   // The last one freed, with nothing else live, is purged at once.
   lethe_free(again);   // kBytes dirty against kBytes live: kept
@@ -277,7 +289,8 @@ TEST_F(HugeRegion, TheDirtyLimitBoundsWhatFreedBlocksKeepResidentAfterTheGrace) 
   ASSERT_TRUE(kPurgerStartsAtOnce);
   ASSERT_TRUE(PurgerRunning());  // SetUp's frees started it: the free path leaves the excess
   const uint64_t decay_ms = g_options.decay_ms;
-  g_options.decay_ms = 3'600'000;  // the thread's grace (225 s) and decay outlast the test
+  // the thread's grace (225 s) and decay outlast the test
+  SetOptionForTesting(&g_options.decay_ms, uint64_t{3'600'000});
   const uint64_t limit = g_options.huge_cache_kb << 10;
   const int count = static_cast<int>(limit / (14 * kMiB)) + 2;  // past the limit
   std::vector<unsigned char*> blocks;
@@ -297,7 +310,7 @@ TEST_F(HugeRegion, TheDirtyLimitBoundsWhatFreedBlocksKeepResidentAfterTheGrace) 
   size_t resident = 0;
   for (unsigned char* block : blocks) resident += ResidentPages(block, 14 * kMiB);
   EXPECT_EQ(resident * kPageBytes, dirty);
-  g_options.decay_ms = decay_ms;
+  SetOptionForTesting(&g_options.decay_ms, uint64_t{decay_ms});
 }
 
 TEST_F(HugeRegion, BlocksOverTheRegionLimitAlignedOrNotAreMappingsOfTheirOwn) {
@@ -339,7 +352,9 @@ TEST_F(HugeRegion, AnAlignedBlockIsCutFromARegionAndItsFreedSpanServesTheNextOne
   ASSERT_EQ(again, first);
   EXPECT_TRUE(AllBytesAre(again, 2 * kMiB, 0x5a));  // the same pages
   std::memset(again, 0x6b, 2 * kMiB);
-  EXPECT_LT(MinorFaults() - faults, 16);
+  if (kFaultsAreTheAllocators) {
+    EXPECT_LT(MinorFaults() - faults, 16);
+  }
   EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
   lethe_free(again);
   lethe_free(skew);
