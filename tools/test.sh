@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds Lethe and runs its tests: the default preset (bundled allocator, RelWithDebInfo), then the
 # asan preset (ASan + UBSan, lethe_* forwarded to the system malloc; the allocator's own tests and
-# the install/consumer tests are excluded there, see tests/CMakeLists.txt), then the allocator's own
-# tests under ThreadSanitizer (tsan-alloc: the bundled allocator behind lethe_*), then the fuzzers.
+# the install/consumer tests are excluded there, see tests/CMakeLists.txt), then every layer's tests
+# under ThreadSanitizer with the bundled allocator behind lethe_* (tsan-alloc), then the fuzzers.
 # Installs missing Debian packages first (as root). Prints the seconds each stage took.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,7 +14,7 @@ usage: tools/test.sh [--no-asan] [--no-tsan] [--no-fuzz] [--jobs N]
   Installs missing packages (root), builds the default, asan and tsan-alloc presets, runs their
   tests and the fuzzers, and prints a summary with the seconds of each stage.
   --no-asan    skip the asan preset
-  --no-tsan    skip the tsan-alloc preset (the allocator's own tests under ThreadSanitizer)
+  --no-tsan    skip the tsan-alloc preset (the tests under ThreadSanitizer, the bundled allocator in use)
   --no-fuzz    skip the fuzz preset
   --jobs N     parallel build and test jobs (default: number of cores)
 USAGE
