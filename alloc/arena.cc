@@ -34,7 +34,7 @@ bool ClaimRelease(Arena* arena) {
 size_t DirtyLimit(const Arena& arena) {
   size_t active = arena.heap.active_pages();
   size_t limit = active * DirtyPercentOption() / 100;
-  size_t floor = arena.dirty_floor_pages;
+  size_t floor = DirtyFloorPages(arena);
   if (active < arena.churn_active_pages / 2) {
     floor = std::min(floor, std::max(active, kDirtyFloorMinPages));
   }
@@ -64,7 +64,7 @@ void NoteExcess(Arena* arena) {
   uint64_t now = DecayNowNs();
   uint64_t window = DecayMsOption() * 1000000u;
   if (now - arena->last_excess_ns < window) {
-    if (arena->dirty_floor_pages < kDirtyFloorMaxPages) arena->dirty_floor_pages *= 2;
+    if (DirtyFloorPages(*arena) < kDirtyFloorMaxPages) ++arena->dirty_floor_doublings;
     arena->churn_active_pages = arena->heap.active_pages();
   }
   arena->last_excess_ns = now;
@@ -249,7 +249,7 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
   // A grace only for batches: more dirty pages than the floor's ceiling, or a floor grown to it.
   // Below, the floor holds what the arena frees and takes back, and a process that frees its
   // data and exits keeps no excess.
-  if (arena->dirty_floor_pages < kDirtyFloorMaxPages &&
+  if (DirtyFloorPages(*arena) < kDirtyFloorMaxPages &&
       arena->heap.dirty_pages() <= kDirtyFloorMaxPages) {
     excess_grace_ns = 0;
   }

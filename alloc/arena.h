@@ -62,7 +62,9 @@ struct Arena {
   uint64_t large_allocations = 0; // cumulative
   uint64_t large_frees = 0;
   uint64_t last_decay_ns = 0;     // last opportunistic decay check
-  size_t dirty_floor_pages = kDirtyFloorMinPages;  // see kDirtyFloorMinPages
+  // The dirty floor is kDirtyFloorMinPages << dirty_floor_doublings (DirtyFloorPages): zero
+  // until grown, so that g_arenas stays in .bss, whose pages are not read from the file.
+  uint32_t dirty_floor_doublings = 0;
   uint64_t last_excess_ns = 0;    // the last excess purge
   size_t churn_active_pages = 0;  // active pages at the last excess purge that repeated quickly
   size_t dirty_checked_pages = 0; // dirty pages when a sample found the excess not resident
@@ -90,6 +92,10 @@ inline constexpr uint32_t kRemoteFreeMaxPages = 4096;  // 16 MiB
 
 
 extern constinit Arena g_arenas[kMaxArenas];
+
+inline size_t DirtyFloorPages(const Arena& arena) {
+  return kDirtyFloorMinPages << arena.dirty_floor_doublings;
+}
 extern constinit unsigned g_arena_count;
 // Caller arenas: slots [0, g_caller_arena_slots) of g_caller_arenas hold an Arena each (mapped
 // once, recycled after release; an entry never changes once set, so walkers read it unlocked).

@@ -12,15 +12,28 @@
 #include <thread>
 #include <vector>
 
+#include "arena.h"
 #include "huge.h"
 #include "huge_region.h"
 #include "lethe/alloc.h"
 #include "os.h"
 
+// The bounds of the executable's zero-initialised data, from the GNU linker's default script.
+extern "C" char __bss_start[], _end[];
+
 namespace lethe::internal {
 namespace {
 
 TEST(Allocator, NameIsLethe) { EXPECT_STREQ(lethe_allocator_name(), "lethe"); }
+
+// 64 arenas of about 7 KiB: with all-zero defaults the table is .bss, whose pages cost nothing
+// until an arena is used. One non-zero member initializer moves it to .data: 448 KiB of the file
+// that each process maps, and reads pages of (with the kernel's fault-around, 64 KiB at a time).
+TEST(Allocator, TheArenaTableIsZeroInitialisedData) {
+  const char* table = reinterpret_cast<const char*>(g_arenas);
+  EXPECT_GE(table, __bss_start);
+  EXPECT_LE(table + sizeof(g_arenas), _end);
+}
 
 TEST(Allocator, LargeReallocGrowsAndShrinksInPlace) {
   void* guard = lethe_malloc(64 * 1024);  // keeps the chunk from being retained/unmapped

@@ -47,6 +47,14 @@ long RssKb() {
   return -1;
 }
 
+// Sets the arena's dirty floor to `pages`, a power-of-two multiple of kDirtyFloorMinPages, under
+// its lock.
+void SetDirtyFloorPages(Arena* arena, size_t pages) {
+  arena->dirty_floor_doublings =
+      static_cast<uint32_t>(std::countr_zero(pages) - std::countr_zero(kDirtyFloorMinPages));
+  ASSERT_EQ(DirtyFloorPages(*arena), pages);
+}
+
 // Frees `count` runs of 256 KiB (past the thread cache's large lengths), written in full so that
 // their pages are resident (an excess of pages never written is not purged: kDirtySampleRuns),
 // or at their first byte only when `written` is false; then sets the arena's dirty floor to
@@ -66,7 +74,7 @@ size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor, bool written =
   const uint32_t dirty_percent = g_options.dirty_percent;
   {
     MutexLock lock(&arena->lock);
-    arena->dirty_floor_pages = SIZE_MAX / 2;
+    arena->dirty_floor_doublings = 40;  // a floor of 2^46 pages: out of reach
     EXPECT_EQ(ChunkOf(kept)->heap->owner(), arena);
   }
   // one active page allows 167,772 dirty ones
@@ -74,7 +82,7 @@ size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor, bool written =
   for (void* block : blocks) lethe_free(block);
   SetOptionForTesting(&g_options.dirty_percent, uint32_t{dirty_percent});
   MutexLock lock(&arena->lock);
-  arena->dirty_floor_pages = floor;
+  SetDirtyFloorPages(arena, floor);
   return arena->heap.dirty_pages();
 }
 
@@ -119,7 +127,7 @@ class PurgeGrace : public ::testing::Test {
     ASSERT_TRUE(PurgerRunning());
     lethe_purge();
     MutexLock lock(&arena_->lock);
-    arena_->dirty_floor_pages = kDirtyFloorMinPages;
+    SetDirtyFloorPages(arena_, kDirtyFloorMinPages);
   }
   void TearDown() override {
     RestoreTunables(saved_);
@@ -128,7 +136,7 @@ class PurgeGrace : public ::testing::Test {
   // Dirty pages of the arena over its limit.
   size_t DirtyOver() {
     MutexLock lock(&arena_->lock);
-    size_t limit = arena_->dirty_floor_pages;
+    size_t limit = DirtyFloorPages(*arena_);
     return arena_->heap.dirty_pages() > limit ? arena_->heap.dirty_pages() - limit : 0;
   }
 
@@ -173,7 +181,7 @@ TEST_F(PurgeGrace, RemoteFreesWaitForThePurgeThreadAndALoneThreadsOwnFreesDoNot)
   ArenaAfterRelease(arena_, /*remote=*/true);
   EXPECT_EQ(arena_->heap.dirty_pages(), dirty);
   ArenaAfterRelease(arena_, /*remote=*/false);
-  EXPECT_LE(arena_->heap.dirty_pages(), arena_->dirty_floor_pages);
+  EXPECT_LE(arena_->heap.dirty_pages(), DirtyFloorPages(*arena_));
 }
 
 TEST(Purge, PurgeReturnsFreedPagesSoRssDrops) {
@@ -537,7 +545,7 @@ TEST(Purge, ThePurgersPassLeavesABatchOverTheLimitToItsGraceAndReturnsItsEnd) {
     MutexLock lock(&arena->lock);
     EXPECT_EQ(arena->heap.dirty_pages(), dirty);  // nothing was dirty for the grace yet
     EXPECT_EQ(deadline, arena->heap.OldestDirtyNs() + kGrace);
-    limit = arena->dirty_floor_pages;
+    limit = DirtyFloorPages(*arena);
   }
   ArenaPurgeUnlocked(arena, last_freed + kGrace, kDecay, kGrace);
   {
@@ -573,7 +581,7 @@ TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
   Arena* arena = ThreadArena();
   {
     MutexLock lock(&arena->lock);
-    arena->dirty_floor_pages = kDirtyFloorMinPages;
+    SetDirtyFloorPages(arena, kDirtyFloorMinPages);
     arena->last_excess_ns = DecayNowNs();
   }
   std::vector<size_t> floors;
@@ -590,7 +598,7 @@ TEST(Purge, TheDirtyFloorGrowsWhenExcessPurgesRepeatQuickly) {
     for (void* block : blocks) lethe_free(block);
     MutexLock lock(&arena->lock);
     ArenaPurgeExcess(arena);  // a no-op when the purge thread took the excess first
-    floors.push_back(arena->dirty_floor_pages);
+    floors.push_back(DirtyFloorPages(*arena));
   }
   EXPECT_EQ(floors.back(), kDirtyFloorMaxPages);
   for (size_t i = 1; i < floors.size(); ++i) EXPECT_GE(floors[i], floors[i - 1]);
@@ -614,7 +622,7 @@ TEST(Purge, TheDirtyFloorGrowsOnlyWhenAnExcessPurgeComesWithinTheDecayTimeOfTheL
     arena->last_excess_ns = DecayNowNs() - since_last_ns;  // modular, as NoteExcess reads it
     ArenaPurgeExcess(arena);
     EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages);  // the excess was purged
-    return arena->dirty_floor_pages;
+    return DirtyFloorPages(*arena);
   };
   EXPECT_EQ(floor_after_excess_since(11 * kSecond), kDirtyFloorMinPages);
   EXPECT_EQ(floor_after_excess_since(9 * kSecond), 2 * kDirtyFloorMinPages);
@@ -648,7 +656,7 @@ TEST(Purge, TheDirtyFloorKeepsNoMoreDirtyPagesThanTheArenaHasActiveOnceItShedsTh
   ASSERT_LT(limit, dirty);
   ArenaPurgeExcess(arena);
   EXPECT_LE(arena->heap.dirty_pages(), limit / 2);
-  EXPECT_EQ(arena->dirty_floor_pages, kDirtyFloorMaxPages);  // held to the active pages, not cut
+  EXPECT_EQ(DirtyFloorPages(*arena), kDirtyFloorMaxPages);  // held to the active pages, not cut
 }
 
 // Freed large runs written at their first page only (buffers with spare capacity) are dirty
@@ -737,7 +745,7 @@ TEST(Purge, AnArenaThatChurnsAtASmallActiveSizeKeepsItsFloor) {
   uint64_t purged;
   {
     MutexLock lock(&arena->lock);
-    arena->dirty_floor_pages = kDirtyFloorMaxPages;
+    SetDirtyFloorPages(arena, kDirtyFloorMaxPages);
     arena->churn_active_pages = arena->heap.active_pages();
     purged = arena->heap.purged_pages_total();
   }
