@@ -315,7 +315,7 @@ std::string RunReplay(const std::string& path, unsigned settle_ms) {
   if (!ok) {
     return "allocation " + std::to_string(failed_at) + " of " + path + " failed (out of memory)";
   }
-  std::printf("ms=%.1f exit_rss_kb=%ld exit_anon_kb=%ld peak_kb=%ld minflt=%ld ops=%llu "
+  std::printf("ms=%.3f exit_rss_kb=%ld exit_anon_kb=%ld peak_kb=%ld minflt=%ld ops=%llu "
               "slots=%llu\n",
               elapsed, RssKb(), AnonRssKb(), PeakRssKb(), MinorFaults() - faults_before,
               static_cast<unsigned long long>(trace.header.op_count),

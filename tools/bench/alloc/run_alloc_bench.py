@@ -27,7 +27,8 @@ Each row shows the medians, the ratio Lethe / best peer, the target of issue 3 f
 (when it has one: issue 3's, and issue 15's for appends and xthread) and whether it was met, and the spread of the repetitions (the largest
 (max - min) / median over the five allocators): a time figure with a spread of 30% on a loaded
 machine says little. The machine's CPU count and load average are printed with the table.
-The short workloads (mt1, mt2, the page map: tens of milliseconds each) run SHORT_RUNS times per
+The short workloads (mt1, mt2, the page map: tens of milliseconds each; the replays of traces
+under 2 MiB: a millisecond or two) run SHORT_RUNS times per
 repetition, every allocator once per round: on a shared VM one of them can land on a CPU whose
 sibling is busy for a second or two (seen here: lethe-alloc-workload mt 1 took 42 ms on one CPU
 and 28 ms on the other for minutes, then 28 ms on both), and three samples are too few to vote
@@ -161,7 +162,10 @@ PAGEMAP_TARGET = 1.2  # Lethe's own ns/op with 10^5 live runs over 10^2
 # Short workloads, run SHORT_RUNS times a repetition. python_exit among them: its exit RSS lands in
 # one of two modes, run after run, for every allocator (glibc 8.6 or 10.5 MB anonymous; bench
 # README, stop 40), so that its median is not decided by three draws.
-SHORT_WORKLOADS = ("mt1", "mt2", "pagemap100", "pagemap100000", "python_exit")
+SHORT_WORKLOADS = {"mt1", "mt2", "pagemap100", "pagemap100000", "python_exit"}
+# Replays of traces under this size (about 100,000 operations: bc, gdb, mawk here) take a
+# millisecond or two, where one page fault more or less is a few per cent: they count as short.
+SHORT_TRACE_BYTES = 2 << 20
 SHORT_RUNS = 3
 
 
@@ -245,6 +249,8 @@ def add_replays(folder, settle_ms):
         for figure, target in REPLAY_TARGETS.items():
             TARGETS[(name, figure)] = target
         RATIO_PEERS[(name, "ms")] = ["glibc", "jemalloc", "mimalloc"]
+        if os.path.getsize(os.path.join(folder, entry)) < SHORT_TRACE_BYTES:
+            SHORT_WORKLOADS.add(name)
         names.append(name)
     if not names:
         raise SystemExit("no *.trace in %s (tools/bench/alloc/record_traces.sh makes them)" % folder)
@@ -313,7 +319,7 @@ def main():
             json.dump({"|".join(key): values for key, values in samples.items()}, f, indent=1)
     print("Medians of %d interleaved repetitions (%d runs each for %s); ratio = Lethe / best of "
           "the four peers (for Mops/s, higher is better and the ratio is Lethe / best)." %
-          (args.reps, SHORT_RUNS, ", ".join(SHORT_WORKLOADS)))
+          (args.reps, SHORT_RUNS, ", ".join(sorted(w for w in SHORT_WORKLOADS if w in chosen))))
     print("Machine at start: %s; at end: %s" % (started, machine_line()))
     print("Peers: %s; Lethe: %s" % (peer_versions(), os.path.abspath(args.lethe)))
     print("%-22s %-24s" % ("workload", "figure") + "".join("%11s" % n for n in names) +
@@ -331,7 +337,7 @@ def main():
             spread = max((max(v) - min(v)) / statistics.median(v) if statistics.median(v) else 0
                          for v in (samples[(workload, n, figure)] for n in names))
             print("%-22s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
-                  "".join("%11.1f" % row[n] for n in names) +
+                  "".join(("%11.3f" if abs(row[n]) < 10 else "%11.1f") % row[n] for n in names) +
                   ("%8.2f  " % ratio if best else "%8s  " % "-") +  # a count that is 0 at best
                   verdict(ratio, TARGETS.get((workload, figure))) + "%6.0f%%" % (100 * spread))
     print_size_class_exit_rss(medians)
