@@ -8,6 +8,7 @@
 #ifndef LETHE_ALLOC_CACHE_CAPACITY_H_
 #define LETHE_ALLOC_CACHE_CAPACITY_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -27,6 +28,26 @@ constexpr size_t TotalCacheSlots() {
   for (uint32_t size : kSmallSizes) total += CacheMaxCapacity(size);
   return total;
 }
+
+// A thread cache's bin keeps its first kPackedCacheSlots slots in one array packed with every
+// other bin's (ThreadCache::packed), and moves to its own array of CacheMaxCapacity slots
+// (ThreadCache::spread) only when it grows past them. Why: the bins' own arrays lie over 50 KiB,
+// and a thread whose bins stay small (a short program, a worker that allocates a little) wrote a
+// page of that for nearly every class it used; packed, all its slots lie on two pages.
+inline constexpr uint32_t kPackedCacheSlots = 16;
+static_assert(CacheMinCapacity(8) <= kPackedCacheSlots && CacheMinCapacity(4096) <= kPackedCacheSlots,
+              "a bin starts at its floor in the packed array");
+
+// Where each class's own array begins in ThreadCache::spread (only classes whose ceiling is over
+// kPackedCacheSlots have one), and the slots of all of them: [kSmallClassCount].
+inline constexpr auto kSpreadCacheOffsets = [] {
+  std::array<uint32_t, kSmallClassCount + 1> offsets{};
+  for (uint32_t k = 0; k < kSmallClassCount; ++k) {
+    uint32_t ceiling = CacheMaxCapacity(kSmallSizes[k]);
+    offsets[k + 1] = offsets[k] + (ceiling > kPackedCacheSlots ? ceiling : 0);
+  }
+  return offsets;
+}();
 
 }  // namespace lethe::internal
 

@@ -41,14 +41,12 @@ uint64_t Load(const uint64_t& word) { return __atomic_load_n(&word, __ATOMIC_REL
 uint32_t Load(const uint32_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
 
 void InitBins(ThreadCache* cache) {
-  void** cursor = cache->storage;
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
     CacheBin& bin = cache->bins[klass];
-    bin.slots = cursor;
+    bin.slots = cache->packed[klass];
     bin.count = 0;
     bin.low_water = 0;
     bin.capacity = static_cast<uint16_t>(CacheMinCapacity(kSmallSizes[klass]));
-    cursor += CacheMaxCapacity(kSmallSizes[klass]);
   }
   std::memset(cache->large, 0, sizeof(cache->large));
   cache->large_bytes = 0;
@@ -129,11 +127,20 @@ void ThreadCacheResume() {
 
 namespace {
 
-// Doubles the bin's capacity up to its ceiling; false when it is there already.
-bool Grow(CacheBin& bin, uint32_t klass) {
+// Doubles the bin's capacity up to its ceiling, moving its slots from the packed array to its own
+// when they no longer fit there (once: a bin that shrinks back keeps its own); false when the bin
+// is at its ceiling already.
+bool Grow(ThreadCache* cache, uint32_t klass) {
+  CacheBin& bin = cache->bins[klass];
   uint32_t ceiling = CacheMaxCapacity(kSmallSizes[klass]);
   if (bin.capacity >= ceiling) return false;
-  bin.capacity = static_cast<uint16_t>(bin.capacity * 2 < ceiling ? bin.capacity * 2 : ceiling);
+  uint32_t grown = bin.capacity * 2 < ceiling ? bin.capacity * 2 : ceiling;
+  if (grown > kPackedCacheSlots && bin.slots == cache->packed[klass]) {
+    void** own = cache->spread + kSpreadCacheOffsets[klass];
+    std::memcpy(own, bin.slots, bin.count * sizeof(void*));
+    bin.slots = own;
+  }
+  bin.capacity = static_cast<uint16_t>(grown);
   return true;
 }
 
@@ -155,7 +162,7 @@ void Shrink(ThreadCache* cache, uint32_t klass) {
 void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
   ThreadCacheFlushAfterPurge(cache);
   CacheBin& bin = cache->bins[klass];
-  Grow(bin, klass);  // a miss: the bursts here are larger than the bin
+  Grow(cache, klass);  // a miss: the bursts here are larger than the bin
   uint32_t want = bin.capacity / 2 > bin.count ? bin.capacity / 2 - bin.count : 1;
   // Fill the bottom so that slots[0] stays the oldest.
   uint32_t got = ArenaAllocateSmall(cache->arena, klass, bin.slots + bin.count, want);
@@ -217,7 +224,7 @@ void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
 
 void ThreadCacheMakeRoom(ThreadCache* cache, uint32_t klass) {
   CacheBin& bin = cache->bins[klass];
-  if (!Grow(bin, klass)) FlushBin(cache, klass, bin.capacity / 2, true);
+  if (!Grow(cache, klass)) FlushBin(cache, klass, bin.capacity / 2, true);
 }
 
 namespace {

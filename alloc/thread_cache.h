@@ -95,7 +95,7 @@ inline constexpr uint64_t kShedShare = 8;
 
 // 16 bytes, so that the fast paths index bins with a shift.
 struct CacheBin {
-  void** slots;        // slots[0] is the oldest; room for CacheMaxCapacity regions
+  void** slots;        // slots[0] is the oldest; room for `capacity` (see kPackedCacheSlots)
   uint32_t count;      // <= capacity
   uint16_t capacity;   // adapts (see above); the free fast path finds the bin full at it
   uint16_t low_water;  // lowest count since the bin's last GC visit
@@ -132,7 +132,8 @@ struct ThreadCache {
   uint64_t flush_epoch;  // the g_flush_epoch this cache has honoured
   uint64_t allocations_at_free_gc;  // CacheAllocations at the last free-paced GC step
   uint32_t gc_next_bin;
-  void* storage[TotalCacheSlots()];
+  void* packed[kSmallClassCount][kPackedCacheSlots];  // bins at up to kPackedCacheSlots
+  void* spread[kSpreadCacheOffsets[kSmallClassCount]];  // bins grown past them
 };
 static_assert(offsetof(ThreadCache, bins) == 0, "free's fast path: see CacheBin");
 

@@ -3,7 +3,9 @@
 #include "thread_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -395,6 +397,69 @@ TEST(ThreadCache, LargeBlocksFreedByAnotherThreadGoBackToTheirArenaWithoutItsLoc
 
 // Adaptive capacity (thread_cache.h): a bin starts at its floor, grows with the bursts it sees
 // (no flush before it reaches its ceiling), and shrinks back when its regions sit idle.
+// The whole pages within [begin, end), and how many of them are resident.
+struct PagesWithin {
+  char* first;
+  size_t count;
+};
+PagesWithin WholePagesWithin(void* begin, void* end) {
+  auto first = (reinterpret_cast<uintptr_t>(begin) + kPageBytes - 1) & ~(kPageBytes - 1);
+  auto last = reinterpret_cast<uintptr_t>(end) & ~(kPageBytes - 1);
+  return {reinterpret_cast<char*>(first), last > first ? (last - first) / kPageBytes : 0};
+}
+size_t ResidentCount(PagesWithin pages) {
+  std::vector<unsigned char> resident(pages.count);
+  if (mincore(pages.first, pages.count * kPageBytes, resident.data()) != 0) return SIZE_MAX;
+  return static_cast<size_t>(std::count_if(resident.begin(), resident.end(),
+                                           [](unsigned char page) { return page & 1; }));
+}
+
+// A thread that uses every small class a little writes its bins' slots in the packed array only:
+// none of the pages of the bins' own arrays (ThreadCache::spread) is resident after it. A bin
+// that grows past the packed slots moves to its own array with the regions it holds.
+TEST(ThreadCache, BinsThatStaySmallWriteOnlyThePackedSlots) {
+  std::thread fresh([] {
+    lethe_free(lethe_malloc(8));  // creates this thread's cache (or takes an exited thread's)
+    ThreadCache* cache = t_cache;
+    ASSERT_TRUE(HasCache(cache));
+    for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+      ASSERT_EQ(cache->bins[klass].slots, cache->packed[klass]) << "class " << klass;
+    }
+    // A reused cache's spread pages may hold its last owner's slots, dead since InitBins.
+    PagesWithin spread = WholePagesWithin(cache->spread, std::end(cache->spread));
+    ASSERT_GE(spread.count, 10u);
+    ASSERT_EQ(madvise(spread.first, spread.count * kPageBytes, MADV_DONTNEED), 0);
+
+    std::vector<void*> blocks;
+    for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+      for (int i = 0; i < 4; ++i) blocks.push_back(lethe_malloc(kSmallSizes[klass]));
+    }
+    for (void* block : blocks) lethe_free(block);
+    for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
+      EXPECT_EQ(cache->bins[klass].slots, cache->packed[klass]) << "class " << klass;
+      EXPECT_LE(cache->bins[klass].capacity, kPackedCacheSlots) << "class " << klass;
+    }
+    EXPECT_EQ(ResidentCount(spread), 0u);
+
+    constexpr uint32_t kKlass = 0;
+    CacheBin& bin = cache->bins[kKlass];
+    std::vector<void*> burst;
+    for (uint32_t i = 0; i < 3 * kPackedCacheSlots; ++i) burst.push_back(lethe_malloc(8));
+    for (void* block : burst) lethe_free(block);
+    EXPECT_GT(bin.capacity, kPackedCacheSlots);
+    EXPECT_EQ(bin.slots, cache->spread + kSpreadCacheOffsets[kKlass]);
+    // The burst's blocks, the newest regions in the bin, come back each once.
+    std::vector<void*> again;
+    for (uint32_t i = 0; i < burst.size(); ++i) again.push_back(lethe_malloc(8));
+    std::sort(burst.begin(), burst.end());
+    std::sort(again.begin(), again.end());
+    EXPECT_EQ(again, burst);
+    for (void* block : again) lethe_free(block);
+  });
+  fresh.join();
+  ValidateHeap();
+}
+
 TEST(ThreadCache, ABinGrowsWithABurstAndKeepsItWithoutFlushing) {
   constexpr uint32_t kSize = 24;
   const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
