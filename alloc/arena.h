@@ -1,16 +1,17 @@
 // arena.h — an arena: one lock, one page heap, one bin per small class. Threads are spread over
 // the arenas (one per CPU by default, LETHE_OPTIONS=arenas:N) round-robin at their first
 // allocation, so that two threads rarely share a lock. A block always returns to the arena that
-// owns its chunk (chunk->heap->owner()), whichever thread frees it.
+// owns its chunk (ArenaOf), whichever thread frees it.
 //
-// Locking: everything in an Arena is guarded by its lock, except `index` (constant). The arena
-// table itself is constant after initialisation.
+// Locking: everything in an Arena is guarded by its lock. The arena table itself is constant
+// after initialisation.
 #ifndef LETHE_ALLOC_ARENA_H_
 #define LETHE_ALLOC_ARENA_H_
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "arena_handles.h"
 #include "bin.h"
@@ -57,7 +58,6 @@ struct Arena {
   PageHeap heap;
   Bin bins[kSmallClassCount];
   TransferCache transfer;         // regions between thread caches (automatic arenas only)
-  unsigned index = 0;
   uint64_t large_bytes_out = 0;   // pages of live large runs, in bytes
   uint64_t large_allocations = 0; // cumulative
   uint64_t large_frees = 0;
@@ -128,7 +128,12 @@ inline bool ArenaMustRelease(const Arena* arena) {
 // Releases a closed, empty caller arena (caller_arenas.cc): unmaps its chunks, frees its slot.
 // Called with no lock held, by whoever saw ArenaMustRelease turn true.
 void ArenaRelease(Arena* arena);
-inline Arena* ArenaOf(const Chunk* chunk) { return static_cast<Arena*>(chunk->heap->owner()); }
+// Every page heap that owns chunks is an Arena's `heap`: its arena is found by offset, so that an
+// automatic arena needs no pointer written into it before it is used (ArenasInit).
+static_assert(std::is_standard_layout_v<Arena>, "ArenaOf finds the arena by offsetof");
+inline Arena* ArenaOf(const Chunk* chunk) {
+  return reinterpret_cast<Arena*>(reinterpret_cast<char*>(chunk->heap) - offsetof(Arena, heap));
+}
 
 // Small regions of `klass` into out[] (lock taken inside); returns how many.
 uint32_t ArenaAllocateSmall(Arena* arena, uint32_t klass, void** out, uint32_t count);

@@ -54,10 +54,9 @@ Arena* ArenaForSlot(uint32_t slot) {
   void* memory = BaseAllocate(sizeof(Arena));
   if (memory == nullptr) return nullptr;
   auto* arena = new (memory) Arena;
-  arena->index = kMaxArenas + slot;
   arena->slot = slot;
   arena->caller = true;
-  arena->heap.Init(arena, kMapNoCache);
+  arena->heap.Init(kMapNoCache);
   g_caller_arenas[slot] = arena;
   if (g_caller_arena_slots.load(std::memory_order_relaxed) <= slot) {
     g_caller_arena_slots.store(slot + 1, std::memory_order_release);

@@ -496,11 +496,10 @@ size_t PageHeap::PurgeAll() {
 void PageHeap::ReleaseAll() {
   LETHE_CHECK(active_pages_ == 0 && purging_pages_ == 0, "releasing a heap with live runs");
   while (chunks_ != nullptr) UnmapChunk(chunks_);
-  void* owner = owner_;
   uint32_t small_flags = small_flags_;
   uint64_t purged = purged_pages_total_;
   *this = PageHeap{};
-  Init(owner, small_flags);
+  Init(small_flags);
   purged_pages_total_ = purged;
 }
 

@@ -107,13 +107,10 @@ struct PurgingRuns {
 
 class PageHeap {
  public:
-  // `owner` (the arena) is recorded so that the free path finds the arena from a chunk.
-  // `small_flags` go into every small run's map entries (kMapNoCache for a caller arena).
-  void Init(void* owner, uint32_t small_flags = 0) {
-    owner_ = owner;
-    small_flags_ = small_flags;
-  }
-  void* owner() const { return owner_; }
+  // `small_flags` go into every small run's map entries (kMapNoCache for a caller arena). A heap
+  // that is all zero bytes is a valid empty heap with no flags: an automatic arena's is never
+  // initialised (ArenasInit).
+  void Init(uint32_t small_flags) { small_flags_ = small_flags; }
 
   // A run of `pages` (1..kChunkUsablePages) pages marked as one large block; nullptr when no chunk
   // can be mapped. *zeroed tells whether all its pages read as zero. `written`: the caller writes
@@ -236,7 +233,6 @@ class PageHeap {
   // Takes a parked run out of its list and the LRU; its entries still read as a large run.
   void Unpark(Chunk* chunk, uint32_t page);
 
-  void* owner_ = nullptr;
   uint32_t small_flags_ = 0;
   Chunk* chunks_ = nullptr;  // ring through Chunk::prev/next
   // Chunks whose usable pages are one free run (IsEmpty), kept up to kMaxEmptyChunks (step 6);

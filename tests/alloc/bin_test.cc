@@ -15,7 +15,6 @@ namespace {
 
 class BinTest : public ::testing::Test {
  protected:
-  void SetUp() override { heap_.Init(&heap_); }
   void TearDown() override {
     heap_.PurgeAll();
     heap_.Validate();

@@ -75,7 +75,7 @@ size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor, bool written =
   {
     MutexLock lock(&arena->lock);
     arena->dirty_floor_doublings = 40;  // a floor of 2^46 pages: out of reach
-    EXPECT_EQ(ChunkOf(kept)->heap->owner(), arena);
+    EXPECT_EQ(ArenaOf(ChunkOf(kept)), arena);
   }
   // one active page allows 167,772 dirty ones
   SetOptionForTesting(&g_options.dirty_percent, uint32_t{1u << 24});

@@ -915,7 +915,7 @@ void RunPairs(long pairs) {
     asm volatile("" : : "r"(slot) : "memory");
   }
   for (void* slot : slots) std::free(slot);
-  std::printf("pairs=%ld minflt=%ld\n", pairs, MinorFaults());
+  std::printf("pairs=%ld minflt=%ld anon_kb=%ld\n", pairs, MinorFaults(), lethe::bench::AnonRssKb());
 }
 
 // replay's SETTLE_MS argument: 1..60000, or 0 when it is anything else (a usage error).
