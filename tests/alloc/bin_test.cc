@@ -164,8 +164,9 @@ TEST_F(BinTest, AFreshRunIsPopulatedUpToItsLastRegionsStart) {
   ASSERT_EQ(fresh.count, 1u);
   EXPECT_EQ(fresh.ranges[0].start, start);
   EXPECT_EQ(fresh.ranges[0].bytes, pages_through(2) * kPageBytes);
-  fresh.Populate();
-  EXPECT_EQ(OsResidentPages(start, layout.run_pages), pages_through(2));
+  fresh.Populate();  // populated only from kPopulateMinPages on (the next test)
+  EXPECT_EQ(OsResidentPages(start, layout.run_pages),
+            pages_through(2) >= kPopulateMinPages ? pages_through(2) : 0u);
 
   FreshPages next;  // the third region: only the pages past those named already
   ASSERT_EQ(BinAllocate(&bins_[klass], klass, &heap_, &regions[2], 1, &next), 1u);
@@ -196,6 +197,25 @@ TEST_F(BinTest, AFreshRunIsPopulatedUpToItsLastRegionsStart) {
   ASSERT_EQ(BinAllocate(&bins_[big], big, &heap_, &block, 1, &none), 1u);
   EXPECT_EQ(none.count, 0u);
   FreeRegion(big, block);
+}
+
+// A range shorter than kPopulateMinPages is left to fault in when written (a call for it costs
+// more than its faults); one of kPopulateMinPages is populated whole, in one call.
+TEST_F(BinTest, OnlyRangesOfTheMinimumLengthArePopulated) {
+  constexpr size_t kPages = 4 * kPopulateMinPages;
+  auto* bytes = static_cast<char*>(OsMap(kPages * kPageBytes, kPageBytes));
+  ASSERT_NE(bytes, nullptr);
+  char* longer = bytes + 2 * kPopulateMinPages * kPageBytes;
+  FreshPages fresh;
+  fresh.Add(bytes, (kPopulateMinPages - 1) * kPageBytes);
+  fresh.Add(longer, kPopulateMinPages * kPageBytes);
+  ASSERT_EQ(fresh.count, 2u);
+  const uint64_t calls = OsPopulateCallCount();
+  fresh.Populate();
+  EXPECT_EQ(OsPopulateCallCount(), calls + 1);
+  EXPECT_EQ(OsResidentPages(bytes, kPopulateMinPages), 0u);
+  EXPECT_EQ(OsResidentPages(longer, kPages - 2 * kPopulateMinPages), kPopulateMinPages);
+  OsUnmap(bytes, kPages * kPageBytes);
 }
 
 TEST_F(BinTest, AFillOverAdjacentFreshRunsNamesOneRange) {

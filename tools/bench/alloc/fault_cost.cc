@@ -47,10 +47,11 @@ int RunFaultCost() {
     return 1;
   }
   auto* start = static_cast<char*>(mapping);
-  constexpr size_t kBatches[] = {0, 1, 8, 64};
-  double figures[4][kRounds];
+  constexpr size_t kBatches[] = {0, 1, 2, 4, 8, 64};
+  constexpr size_t kCount = sizeof(kBatches) / sizeof(kBatches[0]);
+  double figures[kCount][kRounds];
   for (int round = 0; round < kRounds; ++round) {  // interleaved, so that noise hits all alike
-    for (size_t i = 0; i < 4; ++i) {
+    for (size_t i = 0; i < kCount; ++i) {
       figures[i][round] = MicrosecondsPerPage(start, kBatches[i]);
       if (figures[i][round] < 0) {
         std::fprintf(stderr, "faultcost: madvise(MADV_POPULATE_WRITE) refused: %s\n",
@@ -61,9 +62,11 @@ int RunFaultCost() {
     }
   }
   munmap(mapping, kBytes);
-  std::printf("fault_us_per_page=%.2f populate1_us_per_page=%.2f populate8_us_per_page=%.2f"
-              " populate64_us_per_page=%.2f\n",
-              Median(figures[0]), Median(figures[1]), Median(figures[2]), Median(figures[3]));
+  std::printf("fault_us_per_page=%.2f", Median(figures[0]));
+  for (size_t i = 1; i < kCount; ++i) {
+    std::printf(" populate%zu_us_per_page=%.2f", kBatches[i], Median(figures[i]));
+  }
+  std::printf("\n");
   return 0;
 }
 
