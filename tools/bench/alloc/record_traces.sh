@@ -22,9 +22,17 @@
 #                    malloc sees its zone and parser allocations, from 6 threads)
 #   gdb              gdb reading a binary's symbols and listing functions (a small process)
 #   bc               bc computing 1500! and a square root to 200 digits (a small process)
+#   dpkg-query       every installed package's name, version and dependencies (dpkg's status file
+#                    parsed into small strings; a small process)
+#   jq               50,000 numbers slurped into an array of objects, grouped and counted (jq's
+#                    reference-counted values: many small blocks, mostly freed in bursts)
+#   openssl          a 2048-bit RSA key generated and printed (bignum buffers resized in place)
+#   objdump          objdump -d over libstdc++ (a few dozen live blocks, buffers reused)
+#   cmake-help       cmake --help-full (C++ strings and vectors built and dropped, 500,000 calls)
 #
 # A program that is not installed is skipped with the package to install (Debian: python3, git,
-# sqlite3, perl, g++, imagemagick, clang, apt, mawk, nodejs, gdb, bc). Each DIR/NAME.trace is
+# sqlite3, perl, g++, imagemagick, clang, apt, mawk, nodejs, gdb, bc, dpkg, jq, openssl, binutils,
+# cmake). Each DIR/NAME.trace is
 # printed with its operation count.
 set -euo pipefail
 
@@ -153,6 +161,27 @@ if have /usr/bin/node nodejs; then
 fi
 if have /usr/bin/gdb gdb; then
   record gdb /usr/bin/gdb -batch -ex "info functions Arena" "$workload" && compile gdb
+fi
+if have /usr/bin/dpkg-query dpkg; then
+  record dpkg-query /usr/bin/dpkg-query -W -f '${Package} ${Version} ${Depends}\n' &&
+    compile dpkg-query
+fi
+if have /usr/bin/jq jq; then
+  seq 1 50000 > "$out/numbers.txt"
+  record jq /usr/bin/jq -s 'map({k: ., v: (. * 3 | tostring)}) | group_by(.k % 100) | map(length)' \
+    "$out/numbers.txt" && compile jq
+  rm -f "$out/numbers.txt"
+fi
+if have /usr/bin/openssl openssl; then
+  record openssl /usr/bin/openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -text \
+    2>/dev/null && compile openssl
+fi
+libstdcxx=/usr/lib/x86_64-linux-gnu/libstdc++.so.6
+if have /usr/bin/objdump binutils && [ -f "$libstdcxx" ]; then
+  record objdump /usr/bin/objdump -d "$libstdcxx" && compile objdump
+fi
+if have /usr/bin/cmake cmake; then
+  record cmake-help /usr/bin/cmake --help-full && compile cmake-help
 fi
 if have /usr/bin/bc bc; then
   record bc /usr/bin/bc -l <<'BC' && compile bc

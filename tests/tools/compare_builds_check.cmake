@@ -1,0 +1,47 @@
+# cmake -P: compare_builds.py (PYTHON, SCRIPT) on a trace of `lethe-alloc-workload pairs 500`
+# (WORKLOAD) recorded with the trace shim (SHIM), the system's malloc against Lethe's (PRELOAD):
+# a row per figure with both medians, the ratio and the round count, and the geometric means.
+# Then the failure paths: a trace the replay refuses (exit 1, the failed command named), --only
+# naming no trace and a missing library (exit 2). DIR is a scratch folder.
+file(REMOVE_RECURSE ${DIR})
+file(MAKE_DIRECTORY ${DIR}/raw ${DIR}/traces ${DIR}/bad)
+function(run expect_status)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL expect_status)
+    message(FATAL_ERROR "${ARGN}: exit ${status}, expected ${expect_status}\n${out}${err}")
+  endif()
+  set(out "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+run(0 ${CMAKE_COMMAND} -E env LETHE_ALLOC_TRACE_DIR=${DIR}/raw LD_PRELOAD=${SHIM} ${WORKLOAD} pairs 500)
+file(GLOB raws ${DIR}/raw/*.raw)
+run(0 ${WORKLOAD} compile-trace ${DIR}/traces/pairs.trace ${raws})
+
+set(compare ${PYTHON} ${SCRIPT} --workload ${WORKLOAD})
+run(0 ${compare} --base none --new ${PRELOAD} --traces ${DIR}/traces --command "pairs 200" --runs 3)
+foreach(figure ms exit_rss_kb minflt)
+  if(NOT out MATCHES "\npairs +${figure} +[0-9.e+]+ +[0-9.e+]+ +[0-9.]+x +[0-3] / 3\n")
+    message(FATAL_ERROR "no row for the trace's ${figure}:\n${out}")
+  endif()
+endforeach()
+# `pairs N` prints its faults and anonymous KiB, not a time: faults are the figure both have.
+if(NOT out MATCHES "\npairs 200 +minflt +" OR NOT out MATCHES "\ngeomean minflt +[0-9.]+x over 2 workloads\n")
+  message(FATAL_ERROR "no row for the command, or no geometric mean over both:\n${out}")
+endif()
+if(out MATCHES "(ops|slots) ")
+  message(FATAL_ERROR "the workload's size is no figure:\n${out}")
+endif()
+
+file(WRITE ${DIR}/bad/broken.trace "not a trace")
+run(1 ${compare} --base none --new ${PRELOAD} --traces ${DIR}/bad --runs 1)
+if(NOT out MATCHES "compare_builds: .*broken.trace \\(LD_PRELOAD=[^)]+\\) exited [1-9]")
+  message(FATAL_ERROR "the failed run is not named:\n${out}")
+endif()
+run(2 ${compare} --base none --new ${PRELOAD} --traces ${DIR}/traces --only pairs,nothing)
+if(NOT out MATCHES "--only: no trace for nothing")
+  message(FATAL_ERROR "--only naming no trace:\n${out}")
+endif()
+run(2 ${compare} --base ${DIR}/missing.so --new none --traces ${DIR}/traces)
+if(NOT out MATCHES "--base: no library at")
+  message(FATAL_ERROR "a missing library:\n${out}")
+endif()
