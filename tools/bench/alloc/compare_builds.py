@@ -4,6 +4,7 @@ the replays of real programs and on any other lethe-alloc-workload command line.
 
 usage: compare_builds.py --workload PATH/lethe-alloc-workload --base A.so|none --new B.so|none
                          [--traces DIR] [--only NAME,NAME] [--command "mt 1"]... [--runs N]
+                         [--instructions]
 
 Each round runs every workload once under each build (LD_PRELOAD; "none": the system's malloc),
 the two in a random order, and each build's figures are the medians of its N runs. Why paired:
@@ -15,21 +16,28 @@ For each workload and figure (what its command prints as key=value: ms, minflt, 
 ...) it prints both medians, new / base, and in how many rounds the new build's figure was the
 lower; then each figure's geometric mean of new / base over the workloads. A ratio within the
 spread of its rounds is noise: judge a change by the geometric means and the round counts
-together, and by instruction counts (callgrind) where time alone cannot tell.
+together, and by instruction counts (--instructions) where time alone cannot tell.
 
 --traces DIR adds one workload per DIR/NAME.trace (record_traces.sh records them), run as
 "replay DIR/NAME.trace"; --only keeps those named; --command adds a workload command line.
+--instructions also runs each workload once per build under valgrind (cachegrind, no cache
+simulation) and adds an "instructions" row: the user-space instructions of the whole process,
+the same from run to run, where the time is not (the kernel's work, page faults and system calls,
+is not in it). The environment's VALGRIND names another valgrind program.
 Exit status: 0, 1 when a run failed (its command and output are printed), 2 on a usage error.
 """
 import argparse
 import math
 import os
 import random
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 
 SKIPPED = {"ops", "slots"}  # the workload's own size, the same for every build
+VALGRIND = os.environ.get("VALGRIND", "valgrind")
 
 
 def parse_args(argv):
@@ -45,7 +53,11 @@ def parse_args(argv):
     parser.add_argument("--command", action="append", default=[],
                         help="a lethe-alloc-workload command line to run too (repeatable)")
     parser.add_argument("--runs", type=int, default=11, help="rounds (default 11)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each workload's instructions under valgrind")
     args = parser.parse_args(argv)
+    if args.instructions and shutil.which(VALGRIND) is None:
+        parser.error("--instructions needs valgrind (%s not found)" % VALGRIND)
     if args.runs < 1 or args.runs > 1000:
         parser.error("--runs takes 1..1000")
     if not os.access(args.workload, os.X_OK):
@@ -115,9 +127,37 @@ def measure(args):
     return samples
 
 
+def count_instructions(argv, library):
+    """The instructions one run executed (cachegrind's I refs); exits 1 when it failed."""
+    preload = [] if library == "none" else ["LD_PRELOAD=" + os.path.abspath(library)]
+    command = [VALGRIND, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+               "--trace-children=yes", "env", "-u", "LD_PRELOAD"] + preload + argv
+    result = subprocess.run(command, capture_output=True, text=True)
+    counts = re.findall(r"I\s+refs:\s+([\d,]+)", result.stderr)
+    if result.returncode != 0 or not counts:
+        sys.stderr.write("compare_builds: %s exited %d\n%s%s" % (
+            " ".join(command), result.returncode, result.stdout, result.stderr))
+        sys.exit(1)
+    return float(counts[-1].replace(",", ""))
+
+
+def add_instructions(args, samples):
+    """Adds an "instructions" figure to each workload's every round (one count per build)."""
+    for name, argv in args.workloads:
+        for build in ("base", "new"):
+            count = count_instructions(argv, getattr(args, build))
+            for figures in samples[name][build]:
+                figures["instructions"] = count
+
+
+def number(value):
+    """Four significant digits, or every digit of a large count (instructions, KiB)."""
+    return "{:,.0f}".format(value) if value >= 10000 else "%.4g" % value
+
+
 def report(samples, runs):
     logs = {}  # figure -> [log(new / base)] over the workloads
-    print("%-32s %-14s %12s %12s %8s %9s" % ("workload", "figure", "base", "new", "new/base",
+    print("%-32s %-14s %14s %14s %8s %9s" % ("workload", "figure", "base", "new", "new/base",
                                                "new lower"))
     for name, builds in samples.items():
         for key in builds["base"][0]:
@@ -128,8 +168,9 @@ def report(samples, runs):
             ratio = new / base if base > 0 else float("nan")
             if base > 0 and new > 0:
                 logs.setdefault(key, []).append(math.log(ratio))
-            print("%-32s %-14s %12.4g %12.4g %7.3fx %5d / %d" % (name[:32], key, base, new, ratio,
-                                                                 lower, runs))
+            rounds = "one run" if key == "instructions" else "%d / %d" % (lower, runs)
+            print("%-32s %-14s %14s %14s %7.3fx %9s" % (name[:32], key, number(base), number(new),
+                                                          ratio, rounds))
     print()
     for key, values in logs.items():
         print("geomean %-14s %.3fx over %d workloads" % (key, math.exp(sum(values) / len(values)),
@@ -140,7 +181,10 @@ def main(argv):
     args = parse_args(argv)
     print("compare_builds: base %s, new %s, %d rounds, %d CPUs, load %.2f" % (
         args.base, args.new, args.runs, os.cpu_count(), os.getloadavg()[0]))
-    report(measure(args), args.runs)
+    samples = measure(args)
+    if args.instructions:
+        add_instructions(args, samples)
+    report(samples, args.runs)
     return 0
 
 
