@@ -91,9 +91,7 @@ void* AllocateSmall(uint32_t klass) {
 // an exception per page. Pages at or past `written` stay unfaulted until written.
 void PopulateWritten(void* block, size_t resident, size_t written) {
   size_t end = written & ~(kPageBytes - 1);
-  if (end >= resident + kPopulateMinPages * kPageBytes) {
-    OsPopulate(static_cast<char*>(block) + resident, end - resident);
-  }
+  if (end > resident) OsPopulate(static_cast<char*>(block) + resident, end - resident);
 }
 
 // One attempt, no out-of-memory handling. size > 0. `written`: the bytes the caller writes at

@@ -84,11 +84,7 @@ void FreshPages::Add(char* start, size_t bytes) {
 }
 
 void FreshPages::Populate() const {
-  for (uint32_t i = 0; i < count; ++i) {
-    if (ranges[i].bytes >= kPopulateMinPages * kPageBytes) {
-      OsPopulate(ranges[i].start, ranges[i].bytes);
-    }
-  }
+  for (uint32_t i = 0; i < count; ++i) OsPopulate(ranges[i].start, ranges[i].bytes);
 }
 
 uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint32_t count,

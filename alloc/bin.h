@@ -143,7 +143,7 @@ inline bool IsRegionOut(const void* pointer, uint32_t klass) {
 // Pages that BinAllocate handed regions out on for the first time, to be populated (OsPopulate)
 // by the caller once it has released the arena's lock: the regions are about to be written, and
 // one system call for a fill's pages costs less than a fault on each once they are
-// kPopulateMinPages or more (os.h; shorter ranges fault in when written). Only the pages that
+// kPopulateMinPages or more (os.h OsPopulate, which leaves shorter ranges to fault in). Only the pages that
 // hold a handed-out region's first byte, which its owner writes, in runs cut from clean pages
 // (RunHeader::populated), and only in classes where every page up to the last region's start
 // holds one (all up to a page; 4608 B, not 8192 B): the pages of regions still in the run, and
@@ -157,8 +157,7 @@ struct FreshPages {
   } ranges[kMaxRanges];
   uint32_t count = 0;
   void Add(char* start, size_t bytes);
-  // Populates every range of kPopulateMinPages or more (no lock held); shorter ones fault in
-  // when written (os.h).
+  // Populates every range (no lock held; OsPopulate leaves the short ones to fault in).
   void Populate() const;
 };
 // Hands out up to `count` regions of `klass` into out[]; returns how many (fewer only when the

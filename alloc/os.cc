@@ -133,7 +133,7 @@ constinit std::atomic<uint64_t> g_populate_calls{0};
 }  // namespace
 
 bool OsPopulate(void* address, size_t bytes) {
-  if (bytes == 0) return true;
+  if (bytes < kPopulateMinPages * kPageBytes) return true;  // left to fault in
   if (g_populate_unsupported.load(std::memory_order_relaxed)) return false;
   int saved_errno = errno;
   g_populate_calls.fetch_add(1, std::memory_order_relaxed);

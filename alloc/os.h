@@ -60,12 +60,13 @@ size_t OsResidentPages(const void* address, size_t pages);
 // in one system call (MADV_POPULATE_WRITE, Linux 5.14), for pages about to be written: a fault
 // per page costs an exception each, which one call for many pages saves (the figures, which
 // vary by machine: tools/bench/alloc/README.md). Pages already resident are left as they are.
+// A range shorter than kPopulateMinPages makes no call and is left to fault in when written.
 // Keeps errno; false when the kernel refused (a kernel without it: every later call returns
 // false at once).
 bool OsPopulate(void* address, size_t bytes);
-// The fewest pages worth one OsPopulate call: on shorter ranges the call costs more than the faults
-// it saves (lethe-alloc-workload faultcost on this project's VMs: a page populated alone 1.4-1.5x a
-// fault, two 0.9-1.2x, four 0.8-1.05x, eight 0.7-0.9x), so callers leave them to fault in.
+// The fewest pages worth one call: on shorter ranges the call costs more than the faults it saves
+// (lethe-alloc-workload faultcost on this project's VMs: a page populated alone 1.4-1.5x a fault,
+// two 0.9-1.2x, four 0.8-1.05x, eight 0.7-0.9x).
 inline constexpr size_t kPopulateMinPages = 4;
 // Calls of OsPopulate that reached the kernel, for tests and figures.
 uint64_t OsPopulateCallCount();

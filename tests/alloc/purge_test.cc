@@ -724,6 +724,10 @@ TEST(Populate, FaultsInThePagesAskedForAndNoOthers) {
   EXPECT_EQ(bytes[0], 7);  // a resident page keeps its contents
   EXPECT_EQ(bytes[kPageBytes], 0);
   EXPECT_TRUE(OsPopulate(bytes, 0));
+  // Shorter than kPopulateMinPages: no call, the pages left to fault in when written.
+  EXPECT_TRUE(OsPopulate(bytes + 6 * kPageBytes, (kPopulateMinPages - 1) * kPageBytes));
+  EXPECT_EQ(OsPopulateCallCount(), calls + 1);
+  EXPECT_EQ(OsResidentPages(bytes + 6 * kPageBytes, kPopulateMinPages - 1), 0u);
 
   OsPopulateUnsupportedForTesting(true);
   EXPECT_FALSE(OsPopulate(bytes + 8 * kPageBytes, 4 * kPageBytes));
