@@ -5,13 +5,7 @@
 # (SETTLE_MS), and bad SETTLE_MS values. DIR is a scratch folder.
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR}/raw)
-function(run expect_status)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT status EQUAL expect_status)
-    message(FATAL_ERROR "${ARGN}: exit ${status}, expected ${expect_status}\n${out}${err}")
-  endif()
-  set(out "${out}${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_expecting.cmake)
 
 run(0 ${CMAKE_COMMAND} -E env LETHE_ALLOC_TRACE_DIR=${DIR}/raw LD_PRELOAD=${SHIM} ${WORKLOAD} pairs 1000)
 file(GLOB raws ${DIR}/raw/*.raw)
