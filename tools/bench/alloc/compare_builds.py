@@ -6,11 +6,12 @@ usage: compare_builds.py --workload PATH/lethe-alloc-workload --base A.so|none -
                          [--traces DIR] [--only NAME,NAME] [--command "mt 1"]... [--runs N]
                          [--instructions]
 
-Each round runs every workload once under each build (LD_PRELOAD; "none": the system's malloc),
-the two in a random order, and each build's figures are the medians of its N runs. Why paired:
-on these shared VMs a workload's time moves 10-50% between runs of one build, as the machine's
-other tenants come and go; a round's two runs lie seconds apart and see the same machine, so the
-count of rounds that the new build won says more than two medians taken minutes apart.
+Each round runs every workload once under each build (LD_PRELOAD; "none": the system's malloc;
+both with their default settings, LETHE_OPTIONS cleared as run_alloc_bench.py does), the two in a
+random order, and each build's figures are the medians of its N runs. Why paired: on these
+shared VMs a workload's time moves 10-50% between runs of one build, as the machine's other
+tenants come and go; a round's two runs lie seconds apart and see the same machine, so the count
+of rounds that the new build won says more than two medians taken minutes apart.
 
 For each workload and figure (what its command prints as key=value: ms, minflt, exit_rss_kb,
 ...) it prints both medians, new / base, and in how many rounds the new build's figure was the
@@ -36,7 +37,11 @@ import statistics
 import subprocess
 import sys
 
-SKIPPED = {"ops", "slots"}  # the workload's own size, the same for every build
+import run_alloc_bench as bench
+
+# What a workload prints of its own size (its arguments, the trace's length), the same for every
+# build: not figures.
+SKIPPED = {"ops", "slots", "threads", "pairs", "reallocs", "loads", "live"}
 VALGRIND = os.environ.get("VALGRIND", "valgrind")
 
 
@@ -80,58 +85,45 @@ def workloads(parser, args):
         for entry in sorted(os.listdir(args.traces)):
             name = entry[:-len(".trace")]
             if entry.endswith(".trace") and (wanted is None or name in wanted):
-                found.append((name, [args.workload, "replay", os.path.join(args.traces, entry)]))
+                found.append((name, ["replay", os.path.join(args.traces, entry)]))
         if wanted is not None and len(found) != len(wanted):
             parser.error("--only: no trace for %s" % ", ".join(
                 sorted(wanted - {name for name, _ in found})))
     elif args.only:
         parser.error("--only needs --traces")
     for line in args.command:
-        found.append((line, [args.workload] + line.split()))
+        found.append((line, line.split()))
     if not found:
         parser.error("nothing to run: give --traces DIR or --command")
     return found
 
 
-def run_once(argv, library):
-    """The numeric key=value figures that one run printed; exits 1 when the run failed."""
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
-    if library != "none":
-        env["LD_PRELOAD"] = os.path.abspath(library)
-    result = subprocess.run(argv, env=env, capture_output=True, text=True)
-    figures = {}
-    for token in result.stdout.split():
-        key, _, value = token.partition("=")
-        try:
-            if value and key not in SKIPPED:
-                figures[key] = float(value)
-        except ValueError:
-            pass
-    if result.returncode != 0 or not figures:
-        sys.stderr.write("compare_builds: %s (LD_PRELOAD=%s) exited %d\n%s%s" % (
-            " ".join(argv), library, result.returncode, result.stdout, result.stderr))
-        sys.exit(1)
-    return figures
+def library(args, build):
+    """The LD_PRELOAD of `build` ("base" or "new"), None for the system's malloc."""
+    path = getattr(args, build)
+    return None if path == "none" else os.path.abspath(path)
 
 
 def measure(args):
-    """{workload: {build: [figures of each round]}}, the builds in a random order each round."""
+    """{workload: {build: [figures of each round]}}, the builds in a random order each round.
+    A failed run ends the script (exit 1, named: run_alloc_bench.run)."""
     samples = {name: {"base": [], "new": []} for name, _ in args.workloads}
     for _ in range(args.runs):
-        for name, argv in args.workloads:
+        for name, arguments in args.workloads:
             order = ["base", "new"]
             random.shuffle(order)
             for build in order:
-                samples[name][build].append(run_once(argv, getattr(args, build)))
+                figures = bench.run(args.workload, arguments, library(args, build))
+                samples[name][build].append(
+                    {key: value for key, value in figures.items() if key not in SKIPPED})
     return samples
 
 
-def count_instructions(argv, library):
+def count_instructions(command_line, preload):
     """The instructions one run executed (cachegrind's I refs); exits 1 when it failed."""
-    preload = [] if library == "none" else ["LD_PRELOAD=" + os.path.abspath(library)]
+    preload = [] if preload is None else ["LD_PRELOAD=" + preload]
     command = [VALGRIND, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-               "--trace-children=yes", "env", "-u", "LD_PRELOAD"] + preload + argv
+               "--trace-children=yes", "env", "-u", "LD_PRELOAD"] + preload + command_line
     result = subprocess.run(command, capture_output=True, text=True)
     counts = re.findall(r"I\s+refs:\s+([\d,]+)", result.stderr)
     if result.returncode != 0 or not counts:
@@ -141,13 +133,22 @@ def count_instructions(argv, library):
     return float(counts[-1].replace(",", ""))
 
 
-def add_instructions(args, samples):
-    """Adds an "instructions" figure to each workload's every round (one count per build)."""
-    for name, argv in args.workloads:
-        for build in ("base", "new"):
-            count = count_instructions(argv, getattr(args, build))
-            for figures in samples[name][build]:
-                figures["instructions"] = count
+def median_rows(samples, runs):
+    """(workload, figure, base, new, rounds) per figure: medians, and the rounds new was lower."""
+    for name, builds in samples.items():
+        for key in builds["base"][0]:
+            pairs = [(b[key], n[key]) for b, n in zip(builds["base"], builds["new"]) if key in n]
+            lower = sum(1 for b, n in pairs if n < b)
+            yield (name, key, statistics.median(b for b, _ in pairs),
+                   statistics.median(n for _, n in pairs), "%d / %d" % (lower, runs))
+
+
+def instruction_rows(args):
+    """(workload, "instructions", base, new, "one run"): one count per build."""
+    for name, arguments in args.workloads:
+        base, new = (count_instructions([args.workload] + arguments, library(args, build))
+                     for build in ("base", "new"))
+        yield name, "instructions", base, new, "one run"
 
 
 def number(value):
@@ -155,22 +156,16 @@ def number(value):
     return "{:,.0f}".format(value) if value >= 10000 else "%.4g" % value
 
 
-def report(samples, runs):
+def report(rows):
     logs = {}  # figure -> [log(new / base)] over the workloads
     print("%-32s %-14s %14s %14s %8s %9s" % ("workload", "figure", "base", "new", "new/base",
                                                "new lower"))
-    for name, builds in samples.items():
-        for key in builds["base"][0]:
-            pairs = [(b[key], n[key]) for b, n in zip(builds["base"], builds["new"]) if key in n]
-            base = statistics.median(b for b, _ in pairs)
-            new = statistics.median(n for _, n in pairs)
-            lower = sum(1 for b, n in pairs if n < b)
-            ratio = new / base if base > 0 else float("nan")
-            if base > 0 and new > 0:
-                logs.setdefault(key, []).append(math.log(ratio))
-            rounds = "one run" if key == "instructions" else "%d / %d" % (lower, runs)
-            print("%-32s %-14s %14s %14s %7.3fx %9s" % (name[:32], key, number(base), number(new),
-                                                          ratio, rounds))
+    for name, key, base, new, rounds in rows:
+        ratio = new / base if base > 0 else float("nan")
+        if base > 0 and new > 0:
+            logs.setdefault(key, []).append(math.log(ratio))
+        print("%-32s %-14s %14s %14s %7.3fx %9s" % (name[:32], key, number(base), number(new),
+                                                      ratio, rounds))
     print()
     for key, values in logs.items():
         print("geomean %-14s %.3fx over %d workloads" % (key, math.exp(sum(values) / len(values)),
@@ -179,12 +174,12 @@ def report(samples, runs):
 
 def main(argv):
     args = parse_args(argv)
-    print("compare_builds: base %s, new %s, %d rounds, %d CPUs, load %.2f" % (
-        args.base, args.new, args.runs, os.cpu_count(), os.getloadavg()[0]))
-    samples = measure(args)
+    print("compare_builds: base %s, new %s, %d rounds, %s" % (args.base, args.new, args.runs,
+                                                            bench.machine_line()))
+    rows = list(median_rows(measure(args), args.runs))
     if args.instructions:
-        add_instructions(args, samples)
-    report(samples, args.runs)
+        rows += instruction_rows(args)
+    report(rows)
     return 0
 
 
