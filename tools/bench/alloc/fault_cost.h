@@ -8,8 +8,8 @@
 namespace lethe::bench {
 
 // Prints "fault_us_per_page=... populateN_us_per_page=..." for N = 1, 2, 4, 8 and 64 pages a call
-// (medians of 3 rounds over 64 MiB). Returns 0, or 1 with a message
-// on stderr when the kernel refuses a mapping or the advice.
+// (medians of 3 rounds over 64 MiB). Returns 0, or 1 with a message on stderr when the kernel
+// refuses a mapping or the advice.
 int RunFaultCost();
 
 }  // namespace lethe::bench

@@ -32,8 +32,7 @@
 #
 # A program that is not installed is skipped with the package to install (Debian: python3, git,
 # sqlite3, perl, g++, imagemagick, clang, apt, mawk, nodejs, gdb, bc, dpkg, jq, openssl, binutils,
-# cmake). Each DIR/NAME.trace is
-# printed with its operation count.
+# cmake). Each DIR/NAME.trace is printed with its operation count.
 set -euo pipefail
 
 checkout=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -177,8 +176,12 @@ if have /usr/bin/openssl openssl; then
     2>/dev/null && compile openssl
 fi
 libstdcxx=/usr/lib/x86_64-linux-gnu/libstdc++.so.6
-if have /usr/bin/objdump binutils && [ -f "$libstdcxx" ]; then
-  record objdump /usr/bin/objdump -d "$libstdcxx" && compile objdump
+if have /usr/bin/objdump binutils; then
+  if [ -f "$libstdcxx" ]; then
+    record objdump /usr/bin/objdump -d "$libstdcxx" && compile objdump
+  else
+    echo "  skipped: objdump: no $libstdcxx to disassemble"
+  fi
 fi
 if have /usr/bin/cmake cmake; then
   record cmake-help /usr/bin/cmake --help-full && compile cmake-help
