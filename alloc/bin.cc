@@ -157,35 +157,90 @@ void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t ent
   --bin->regions_out;
 }
 
+namespace {
+
+// The regions of one run that a batch frees one after another (regions cached together were
+// mostly handed out together): each one's bit is set as it comes, so that a region freed twice in
+// the batch is caught, and the run's count, hint and place in the bin's list are settled once, when
+// the batch leaves the run (Settle). Kept in registers, this is what BinFreeBatch does per region.
+struct RunTally {
+  char* start = nullptr;  // nullptr: none (every region is in a chunk, at 1 MiB or above)
+  RunHeader* header = nullptr;
+  uint32_t freed = 0;
+  uint32_t low_word = UINT32_MAX;  // the lowest bitmap word a bit was set in
+
+  // Gives the run its freed regions: listed when it gains its first free one, back to the page
+  // heap when none is out. The batch then has no run until it finds the next.
+  void Settle(Bin* bin, PageHeap* heap, const ClassFacts& facts, uint64_t now_ns) {
+    RunHeader* run = header;
+    uint32_t before = run->free_count;
+    uint32_t after = before + freed;
+    if (low_word < run->hint) run->hint = static_cast<uint16_t>(low_word);
+    char* run_start = start;
+    start = nullptr;
+    freed = 0;
+    low_word = UINT32_MAX;
+    if (after < facts.check.region_count) {
+      run->free_count = static_cast<uint16_t>(after);
+      if (before == 0) ListPush(bin, run);
+      return;
+    }
+    if (before != 0) ListRemove(bin, run);
+    --bin->run_count;
+    Chunk* chunk = ChunkOf(run_start);
+    heap->FreeSmallRun(chunk, PageOf(chunk, run_start), facts.run_pages, now_ns);
+  }
+};
+
+}  // namespace
+
 uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* pointers,
                       uint32_t count, uint64_t now_ns) {
-  uint32_t of_class = 0;
-  uint64_t stray_bytes = 0;
   const ClassFacts facts = FactsOf(klass);
-  RunCursor cursor;
+  const uintptr_t run_bytes = uintptr_t{facts.run_pages} << kLgPageBytes;
+  Bin* bin = &bins[klass];
+  RunTally tally;
+  uint32_t strays = 0;
+  uint64_t stray_bytes = 0;
   for (uint32_t i = 0; i < count; ++i) {
     void* pointer = pointers[i];
-    long index;
-    if (LETHE_LIKELY(cursor.Find(pointer, klass, facts, &index))) {
-      if (FreeIndex(&bins[klass], heap, cursor.start, cursor.header, index, pointer, now_ns,
-                    facts)) {
-        cursor.Forget();
+    auto offset = reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(tally.start);
+    if (offset >= run_bytes) {
+      if (tally.start != nullptr) tally.Settle(bin, heap, facts, now_ns);
+      Chunk* chunk = ChunkOf(pointer);
+      uint32_t page = PageOf(chunk, pointer);
+      uint32_t entry = chunk->map[page];
+      if (LETHE_UNLIKELY(MapKind(entry) != PageKind::kSmall || MapClass(entry) != klass)) {
+        // Its page changed since the region was cached: only an invalid or double free can see
+        // that.
+        if (MapKind(entry) != PageKind::kSmall) {
+          lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+        }
+        BinFree(&bins[MapClass(entry)], heap, chunk, page, entry, pointer, now_ns);
+        ++strays;
+        stray_bytes += kSmallSizes[MapClass(entry)];
+        continue;
       }
-      ++of_class;
-      continue;
+      tally.start = RunStart(chunk, page, entry);
+      tally.header = RunHeaderOf(chunk, RunPage(page, entry), facts.header_offset);
+      offset = reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(tally.start);
     }
-    // Its page changed since the region was cached: only an invalid or double free can see that.
-    Chunk* chunk = ChunkOf(pointer);
-    uint32_t page = PageOf(chunk, pointer);
-    uint32_t entry = chunk->map[page];
-    if (MapKind(entry) != PageKind::kSmall) {
+    uint32_t index = RegionAt(static_cast<uint32_t>(offset), facts.check);
+    if (LETHE_UNLIKELY(index >= facts.check.region_count)) {
       lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
     }
-    BinFree(&bins[MapClass(entry)], heap, chunk, page, entry, pointer, now_ns);
-    stray_bytes += kSmallSizes[MapClass(entry)];
+    uint64_t* word = &tally.header->bitmap()[index / 64];
+    uint64_t bit = uint64_t{1} << (index % 64);
+    if (LETHE_UNLIKELY((*word & bit) != 0)) {
+      lethe_fatal_pointer("free(): double free ", pointer, "");
+    }
+    *word |= bit;
+    if (index / 64 < tally.low_word) tally.low_word = index / 64;
+    ++tally.freed;
   }
-  bins[klass].regions_out -= of_class;
-  return uint64_t{of_class} * kSmallSizes[klass] + stray_bytes;
+  if (tally.start != nullptr) tally.Settle(bin, heap, facts, now_ns);
+  bin->regions_out -= count - strays;
+  return uint64_t{count - strays} * kSmallSizes[klass] + stray_bytes;
 }
 
 void BinValidate(const Bin& bin, uint32_t klass) {

@@ -84,8 +84,8 @@ inline bool RegionFree(const RunHeader* run, long index) {
   return ((run->bitmap()[index / 64] >> (index % 64)) & 1) != 0;
 }
 // What a loop over regions of one class needs of it (BinFreeBatch, TransferPark), copied into a
-// local once per batch: read through the tables at each region, GCC reloaded them (the loop's
-// stores to run headers might alias them), 14 of BinFreeBatch's 78 instructions per region.
+// local once per batch: read through the tables at each region, GCC reloads them (the loop's
+// stores to run headers might alias them).
 struct ClassFacts {
   RegionCheck check;  // its region_count is the run's
   uint32_t header_offset;
@@ -96,7 +96,7 @@ inline ClassFacts FactsOf(uint32_t klass) {
                     kSmallClasses[klass].run_pages};
 }
 
-// The run a loop over regions of one class found last (BinFreeBatch, TransferPark): regions
+// The run a loop over regions of one class found last (TransferPark): regions
 // cached together were mostly handed out together, and inside a live run of the class the page
 // map can only show that run, so one compare replaces the page-map lookup. start nullptr: none;
 // every region is in a chunk (at 1 MiB or above), so its offset from 0 is no run's.

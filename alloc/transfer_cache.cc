@@ -46,12 +46,14 @@ uint32_t TransferPark(TransferCache* cache, uint32_t klass, void** pointers, uin
   void** stack = TransferStack(*cache, klass);
   uint32_t parked = cache->count[klass];
   uint32_t room = Capacity(klass) - parked;
+  if (room == 0) return count;  // full (a long run of frees): all of them to BinFreeBatch
   uint32_t left = 0;
   const ClassFacts facts = FactsOf(klass);
   RunCursor cursor;
-  for (uint32_t i = 0; i < count; ++i) {
+  uint32_t i = 0;
+  for (; i < count && room > 0; ++i) {
     void* pointer = pointers[i];
-    if (room == 0 || !IsRegionOut(pointer, klass, facts, &cursor)) {
+    if (!IsRegionOut(pointer, klass, facts, &cursor)) {
       pointers[left++] = pointer;
       continue;
     }
@@ -64,7 +66,9 @@ uint32_t TransferPark(TransferCache* cache, uint32_t klass, void** pointers, uin
     --room;
   }
   cache->count[klass] = static_cast<uint16_t>(parked);
-  return left;
+  // Those past the capacity follow the ones that failed a check.
+  std::memmove(pointers + left, pointers + i, (count - i) * sizeof(void*));
+  return left + (count - i);
 }
 
 uint32_t TransferTake(TransferCache* cache, uint32_t klass, void** out, uint32_t count) {

@@ -273,19 +273,26 @@ TEST_F(BinDeathTest, ABatchCatchesADoubleFreeAndAnInteriorPointer) {
 }
 
 TEST_F(BinDeathTest, ABatchThatEmptiesARunCatchesAFreeIntoItsPagesAfter) {
-  // 2 KiB regions, two to a one-page run: the second free returns the run to the page heap, and
-  // the third, a double free of the first region, finds its page no longer a run.
+  // 2 KiB regions, two to a one-page run: once the batch has freed both regions of the first run
+  // and moved to the second, the first is back in the page heap, and a double free of its first
+  // region finds its page no longer a run.
   const uint32_t klass = SmallClassOf(2048);
   ASSERT_EQ(kSmallClasses[klass].region_count, 2u);
-  void* regions[2];
-  ASSERT_EQ(Allocate(klass, regions, 2), 2u);
+  void* regions[4];
+  ASSERT_EQ(Allocate(klass, regions, 4), 4u);
   ASSERT_EQ(ChunkOf(regions[0]), ChunkOf(regions[1]));
   ASSERT_EQ(PageOf(ChunkOf(regions[0]), regions[0]), PageOf(ChunkOf(regions[1]), regions[1]));
-  void* batch[3] = {regions[0], regions[1], regions[0]};
-  EXPECT_DEATH(BinFreeBatch(bins_, klass, &heap_, batch, 3, 1),
+  ASSERT_NE(PageOf(ChunkOf(regions[0]), regions[0]), PageOf(ChunkOf(regions[2]), regions[2]));
+  void* batch[4] = {regions[0], regions[1], regions[2], regions[0]};
+  EXPECT_DEATH(BinFreeBatch(bins_, klass, &heap_, batch, 4, 1),
                "lethe: free\\(\\): invalid pointer 0x[0-9a-f]+");
-  EXPECT_EQ(BinFreeBatch(bins_, klass, &heap_, regions, 2, 1), 2u * 2048);
+  // Still in the run (the batch settles a run's count when it leaves it): the bitmap's bit.
+  void* in_a_row[3] = {regions[0], regions[1], regions[0]};
+  EXPECT_DEATH(BinFreeBatch(bins_, klass, &heap_, in_a_row, 3, 1),
+               "lethe: free\\(\\): double free 0x[0-9a-f]+");
+  EXPECT_EQ(BinFreeBatch(bins_, klass, &heap_, regions, 4, 1), 4u * 2048);
   EXPECT_EQ(bins_[klass].run_count, 0u);
+  EXPECT_EQ(heap_.active_pages(), 0u);
 }
 
 TEST_F(BinDeathTest, ABatchRefusesARegionWhosePageIsNoLongerASmallRun) {

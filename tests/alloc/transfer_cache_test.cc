@@ -173,6 +173,35 @@ TEST(TransferCache, ARegionOfAnotherClassIsNotParkedButFreedToItsOwnRun) {
   ValidateHeap();
 }
 
+// A batch that fills the stack partway: the regions past the capacity come back after the ones
+// that failed a check, in the batch's order, and a batch for a full stack comes back as it was.
+TEST(TransferCache, WhatDoesNotFitComesBackAfterWhatFailedACheck) {
+  TransferCache cache;  // its own (the slots are base memory, kept for good)
+  ASSERT_TRUE(TransferReady(&cache));
+  const uint32_t klass = ClassOf(kRequest);
+  const uint32_t capacity = CacheMaxCapacity(kSmallSizes[klass]);
+  std::vector<void*> blocks = AllocateMany(capacity + 3, kRequest);
+  std::vector<void*> first(blocks.begin(), blocks.begin() + capacity - 2);
+  ASSERT_EQ(TransferPark(&cache, klass, first.data(), capacity - 2), 0u);
+  void* interior = static_cast<char*>(blocks[capacity - 2]) + 8;
+  void* batch[5] = {interior, blocks[capacity - 2], blocks[capacity - 1], blocks[capacity],
+                    blocks[capacity + 1]};
+  ASSERT_EQ(TransferPark(&cache, klass, batch, 5), 3u);
+  EXPECT_EQ(batch[0], interior);
+  EXPECT_EQ(batch[1], blocks[capacity]);
+  EXPECT_EQ(batch[2], blocks[capacity + 1]);
+  EXPECT_EQ(cache.count[klass], capacity);
+  void* full[2] = {blocks[capacity], blocks[capacity + 2]};
+  EXPECT_EQ(TransferPark(&cache, klass, full, 2), 2u);
+  EXPECT_EQ(full[0], blocks[capacity]);
+  EXPECT_EQ(full[1], blocks[capacity + 2]);
+  // Every block is still the caller's: take the parked ones back and free them all.
+  std::vector<void*> taken(capacity);
+  EXPECT_EQ(TransferTake(&cache, klass, taken.data(), capacity), capacity);
+  for (void* block : blocks) lethe_free(block);
+  ValidateHeap();
+}
+
 using TransferCacheDeathTest = ::testing::Test;
 
 TEST_F(TransferCacheDeathTest, ARegionAlreadyFreeInItsRunAbortsAsADoubleFree) {
