@@ -392,7 +392,8 @@ static void* ReallocateHuge(void* pointer, size_t size) {
 
 namespace {
 // realloc that moves: a new block, the bytes copied, the old block freed. `old_size` is the old
-// block's usable size; `large`: it is a run of an arena chunk (not a small region).
+// block's usable size; `large`: it is a run of an arena chunk, else a block outside them (a small
+// region moves through ReallocateSmallByMoving).
 LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_size, bool large) {
   // A small new block takes malloc's fast path (its pages populated by the fill, bin.h); the
   // copy's length matters to large and huge blocks only.
@@ -410,6 +411,18 @@ LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_s
   } else {
     Free(pointer);
   }
+  return block;
+}
+
+// realloc that moves a small region whose page's entry is `entry` (old_size: its class size).
+// The entry read before the move still holds after it: a live region's run keeps its pages.
+LETHE_NOINLINE void* ReallocateSmallByMoving(void* pointer, size_t size, size_t old_size,
+                                             uint32_t entry) {
+  const size_t copied = old_size < size ? old_size : size;
+  void* block = size <= kSmallMaxBytes ? Allocate(size) : AllocateSlow(size, 0, false, copied);
+  if (block == nullptr) return nullptr;
+  std::memcpy(block, pointer, copied);
+  FreeInChunk(pointer, entry);
   return block;
 }
 
@@ -437,14 +450,16 @@ void* Reallocate(void* pointer, size_t size) {
   const size_t old_size = ChunkBlockSize(chunk, page, entry, pointer);
   if (old_size == 0) lethe_fatal_pointer("realloc(): invalid pointer ", pointer, "");
   if (MapKind(entry) == PageKind::kSmall) {
-    // A block that realloc grew into a coarser class (SmallGrowthBytes) stays there for every
-    // size that would grow into it, so that the next steps of its growth do not move it back.
-    if (size <= kSmallMaxBytes &&
-        (SmallClassOf(size) == MapClass(entry) || SmallReallocStays(size, old_size))) {
+    // Past its class size a region always moves (tested first: growth is the usual case). A
+    // block that realloc grew into a coarser class (SmallGrowthBytes) stays there for every size
+    // that would grow into it, so that the next steps of its growth do not move it back.
+    if (size > old_size) {
+      return ReallocateSmallByMoving(pointer, SmallGrowthBytes(size, old_size), old_size, entry);
+    }
+    if (SmallClassOf(size) == MapClass(entry) || SmallReallocStays(size, old_size)) {
       return pointer;
     }
-    return ReallocateByMoving(pointer, size > old_size ? SmallGrowthBytes(size, old_size) : size,
-                              old_size, false);
+    return ReallocateSmallByMoving(pointer, size, old_size, entry);
   }
   if (size > kSmallMaxBytes && size <= kLargeMaxBytes) {
     // Within its class a large block stays as it is; past it, it grows in place to the new

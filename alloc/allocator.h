@@ -96,12 +96,8 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   return AllocateSlow(size, 0, false);
 }
 
-// free(NULL) needs no test of its own: the first MiB is never an arena chunk, so it goes to
-// FreeNotInChunk, which returns on it.
-LETHE_ALWAYS_INLINE void Free(void* pointer) {
-  if (LETHE_UNLIKELY(!IsArenaChunk(pointer))) return FreeNotInChunk(pointer);
-  Chunk* chunk = ChunkOf(pointer);
-  uint32_t entry = chunk->map[PageOf(chunk, pointer)];
+// Free of a pointer in an arena chunk whose page's entry is `entry`, read by the caller.
+LETHE_ALWAYS_INLINE void FreeInChunk(void* pointer, uint32_t entry) {
   ThreadCache* cache = t_cache;
   // A caller arena's regions (kMapNoCache) go to their arena: FreeInChunkSlow. Without a cache
   // (g_no_cache), the bin is full: FreeToFullCacheBin makes the thread's cache, or when it may
@@ -127,6 +123,14 @@ LETHE_ALWAYS_INLINE void Free(void* pointer) {
     return;
   }
   FreeInChunkSlow(pointer);
+}
+
+// free(NULL) needs no test of its own: the first MiB is never an arena chunk, so it goes to
+// FreeNotInChunk, which returns on it.
+LETHE_ALWAYS_INLINE void Free(void* pointer) {
+  if (LETHE_UNLIKELY(!IsArenaChunk(pointer))) return FreeNotInChunk(pointer);
+  Chunk* chunk = ChunkOf(pointer);
+  FreeInChunk(pointer, chunk->map[PageOf(chunk, pointer)]);
 }
 
 // Every invariant of every arena (page heaps and bins); LETHE_CHECK-fails on the first broken one.

@@ -263,6 +263,27 @@ TEST(CallerArena, HugeReallocFollowsTheArenaItCountsTo) {
   EXPECT_EQ(lethe_arena_destroy(arena, nullptr), 0);
 }
 
+// A small region that realloc moves goes back to its arena, bound or not (never into the thread's
+// cache, where the automatic arena's next malloc would take it): the arena counts only the new block.
+TEST(CallerArena, ASmallReallocThatMovesFreesTheOldRegionToItsArena) {
+  lethe_arena_t arena = lethe_arena_create();
+  void* block = nullptr;
+  {
+    lethe::ArenaScope scope(arena);
+    block = lethe_malloc(40);
+    block = lethe_realloc(block, 200);  // bound: a new region of the arena
+  }
+  ASSERT_TRUE(InArena(block, arena));
+  EXPECT_EQ(Stats(arena).allocated_bytes, lethe_usable_size(block));
+  void* moved = lethe_realloc(block, 1000);  // unbound: the thread's own arena
+  ASSERT_NE(moved, nullptr);
+  EXPECT_FALSE(InArena(moved, arena));
+  EXPECT_EQ(Stats(arena).allocated_bytes, 0u);
+  lethe_free(moved);
+  EXPECT_EQ(lethe_arena_destroy(arena, nullptr), 0);
+  ValidateHeap();
+}
+
 TEST(CallerArena, ManyThreadsBoundToOneArenaWhileOthersFreeItsBlocks) {
   lethe_arena_t arena = lethe_arena_create();
   std::vector<std::thread> threads;
