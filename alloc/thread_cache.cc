@@ -188,7 +188,9 @@ void FlushToOwners(void** blocks, uint32_t count, FreeBatch free_batch) {
   while (count > 0) {
     const PageHeap* heap = ChunkOf(blocks[0])->heap;
     uint32_t owned = 1;
-    for (uint32_t i = 1; i < count; ++i) {
+    // The usual case, every block the first one's arena's, compares and nothing more.
+    while (owned < count && ChunkOf(blocks[owned])->heap == heap) ++owned;
+    for (uint32_t i = owned + 1; i < count; ++i) {
       if (ChunkOf(blocks[i])->heap != heap) continue;
       if (i != owned) std::swap(blocks[i], blocks[owned]);
       ++owned;

@@ -65,6 +65,45 @@ TEST(ThreadCache, BlocksFreedByAnotherThreadReturnToTheirOwnerArena) {
   ValidateHeap();
 }
 
+// A flush of a bin whose regions come from two arenas, in runs of one and of several, returns
+// each region to its own arena: the owners' counts drop by exactly their regions.
+TEST(ThreadCache, AFlushOfRegionsFromTwoArenasReturnsEachToItsOwner) {
+  lethe_purge();
+  void* mine = lethe_malloc(512);
+  Arena* own = ArenaOf(ChunkOf(mine));
+  lethe_free(mine);
+  if (g_arena_count < 2) GTEST_SKIP() << "one arena on this machine";
+  std::vector<void*> foreign;
+  Arena* other = nullptr;
+  for (int attempt = 0; attempt < 16 && other == nullptr; ++attempt) {
+    std::thread([&] {
+      void* probe = lethe_malloc(512);
+      if (ArenaOf(ChunkOf(probe)) != own) {
+        other = ArenaOf(ChunkOf(probe));
+        for (int i = 0; i < 300; ++i) foreign.push_back(lethe_malloc(512));
+      }
+      lethe_free(probe);
+    }).join();
+  }
+  if (other == nullptr) GTEST_SKIP() << "every thread got this thread's arena";
+  uint32_t klass = static_cast<uint32_t>(SmallClassOf(512));
+  std::vector<void*> local;
+  for (int i = 0; i < 300; ++i) local.push_back(lethe_malloc(512));
+  // The regions this thread's bin holds are out too, and go back at the purge below.
+  uint64_t own_before = RegionsOut(own, klass) - t_cache->bins[klass].count;
+  uint64_t other_before = RegionsOut(other, klass);
+  // Own, foreign, then three own to one foreign: the flushes meet both orders.
+  for (size_t i = 0, j = 0; i < local.size() || j < foreign.size();) {
+    size_t run = (i + j) % 5 == 0 ? 1 : 3;
+    for (size_t k = 0; k < run && i < local.size(); ++k) lethe_free(local[i++]);
+    if (j < foreign.size()) lethe_free(foreign[j++]);
+  }
+  lethe_purge();  // flushes what the bin still holds
+  EXPECT_EQ(RegionsOut(own, klass), own_before - local.size());
+  EXPECT_EQ(RegionsOut(other, klass), other_before - foreign.size());
+  ValidateHeap();
+}
+
 // A thread that never calls malloc (a consumer of another thread's blocks) gets its cache at its
 // first free: its later frees stay in it, and none goes back to the owner arena (under its lock)
 // until the thread flushes.
