@@ -101,16 +101,18 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
     uint32_t take = count - filled < run->free_count ? count - filled : run->free_count;
     // Each bitmap word is read and written once however many regions it gives: free_count > 0
     // means a set bit at or past the hint, so the scan stays within the bitmap.
+    void** next = out + filled;
     for (uint32_t left = take; left > 0;) {
       uint64_t bits = bitmap[word];
       while (bits == 0) bits = bitmap[++word];
       char* base = start + size_t{word} * 64 * size;
       do {
-        out[filled++] = base + static_cast<size_t>(__builtin_ctzll(bits)) * size;
+        *next++ = base + static_cast<size_t>(__builtin_ctzll(bits)) * size;
         bits &= bits - 1;
       } while (--left > 0 && bits != 0);
       bitmap[word] = bits;
     }
+    filled += take;
     run->free_count = static_cast<uint16_t>(run->free_count - take);
     run->hint = static_cast<uint16_t>(word);
     if (run->populated < layout.run_pages) {
