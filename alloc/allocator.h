@@ -74,11 +74,11 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   if (LETHE_LIKELY(SmallAndFast(size))) {
     CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
                                                  SmallClassOffsetOf(size));
-    uint32_t count = bin.count;
+    uint16_t count = bin.count;
     if (LETHE_LIKELY(count > 0)) {
       --count;
       bin.count = count;
-      if (count < bin.low_water) bin.low_water = static_cast<uint16_t>(count);
+      if (count < bin.low_water) bin.low_water = count;
       void* block = bin.slots[count];
       if (LETHE_UNLIKELY(--cache->allocation_countdown == 0)) {
         return ThreadCacheGcThenReturn(cache, block);
@@ -109,7 +109,7 @@ LETHE_ALWAYS_INLINE void FreeInChunk(void* pointer, uint32_t entry) {
     // The entry's class field, in place, is the bin's byte offset (16-byte bins at offset 0).
     CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
                                                  (entry & (0xffu << kMapClassShift)));
-    uint32_t count = bin.count;
+    uint16_t count = bin.count;
     if (LETHE_UNLIKELY(count == bin.capacity)) {
       return FreeToFullCacheBin(cache, MapClass(entry), pointer);
     }
@@ -119,7 +119,7 @@ LETHE_ALWAYS_INLINE void FreeInChunk(void* pointer, uint32_t entry) {
     }
 #endif
     bin.slots[count] = pointer;
-    bin.count = count + 1;
+    bin.count = static_cast<uint16_t>(count + 1);
     return;
   }
   FreeInChunkSlow(pointer);

@@ -39,6 +39,7 @@ using CacheRing = Ring<ThreadCache, &ThreadCache::prev, &ThreadCache::next>;
 
 uint64_t Load(const uint64_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
 uint32_t Load(const uint32_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
+uint16_t Load(const uint16_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
 
 void InitBins(ThreadCache* cache) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {

@@ -96,9 +96,10 @@ inline constexpr uint64_t kShedShare = 8;
 // 16 bytes, so that the fast paths index bins with a shift.
 struct CacheBin {
   void** slots;        // slots[0] is the oldest; room for `capacity` (see kPackedCacheSlots)
-  uint32_t count;      // <= capacity
+  uint16_t count;      // <= capacity; as wide as it, so that free compares the two in one step
   uint16_t capacity;   // adapts (see above); the free fast path finds the bin full at it
   uint16_t low_water;  // lowest count since the bin's last GC visit
+  uint16_t unused;
 };
 static_assert(sizeof(CacheBin) == 16 && sizeof(CacheBin) == 1u << kMapClassShift &&
                   sizeof(CacheBin) == 1u << kClassLookupShift,
