@@ -91,16 +91,16 @@ struct Arena {
 inline constexpr uint32_t kRemoteFreeMaxPages = 4096;  // 16 MiB
 
 
-extern constinit Arena g_arenas[kMaxArenas];
+extern LETHE_HIDDEN constinit Arena g_arenas[kMaxArenas];
 
 inline size_t DirtyFloorPages(const Arena& arena) {
   return kDirtyFloorMinPages << arena.dirty_floor_doublings;
 }
-extern constinit unsigned g_arena_count;
+extern LETHE_HIDDEN constinit unsigned g_arena_count;
 // Caller arenas: slots [0, g_caller_arena_slots) of g_caller_arenas hold an Arena each (mapped
 // once, recycled after release; an entry never changes once set, so walkers read it unlocked).
-extern constinit Arena* g_caller_arenas[kMaxCallerArenas];
-extern constinit std::atomic<uint32_t> g_caller_arena_slots;
+extern LETHE_HIDDEN constinit Arena* g_caller_arenas[kMaxCallerArenas];
+extern LETHE_HIDDEN constinit std::atomic<uint32_t> g_caller_arena_slots;
 
 // Calls f(Arena&) for every automatic arena, then every caller arena (released ones too: their
 // heap is empty). No lock is held by the walk itself.
@@ -118,7 +118,7 @@ Arena* ThreadArena();
 // The calling thread's own (automatic) arena, whatever it is bound to.
 Arena* AutomaticArena();
 // The calling thread's bound caller arena (nullptr when unbound); set by caller_arenas.cc.
-extern LETHE_TLS Arena* t_bound_arena;
+extern LETHE_HIDDEN LETHE_TLS Arena* t_bound_arena;
 // Under the arena's lock: true when a closed caller arena holds nothing any more and must be
 // released (ArenaRelease, after unlocking).
 inline bool ArenaMustRelease(const Arena* arena) {
@@ -203,7 +203,7 @@ inline uint64_t ArenaFinishDecayPass(PageHeap* heap, uint64_t now_ns, uint64_t d
   return idle_since < dirty_since ? idle_since : dirty_since;
 }
 // For tests: called by ArenaPurgeUnlocked with no lock held, just before it purges.
-extern void (*g_purge_unlocked_hook)(Arena* arena);
+extern LETHE_HIDDEN void (*g_purge_unlocked_hook)(Arena* arena);
 // Under the arena's lock after pages were freed: enforces the dirty limit (dirty_percent of active
 // pages, at least the arena's dirty floor allowed; purging down to half of it) and, without a
 // background thread, decays. `remote`: the pages were freed by other threads (remote frees

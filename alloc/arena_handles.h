@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "compiler.h"
 #include "lethe/alloc.h"
 #include "mutex.h"
 
@@ -26,7 +27,7 @@ struct ArenaSlot {
   uint32_t bound_threads;
 };
 
-extern constinit Mutex g_arena_handles_lock;
+extern LETHE_HIDDEN constinit Mutex g_arena_handles_lock;
 
 // Under the lock. A free slot with a new generation (open, unbound), or EAGAIN at the limit.
 int ArenaSlotCreate(uint32_t* slot);

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "compiler.h"
 #include "size_classes.h"
 
 namespace lethe::internal {
@@ -25,7 +26,7 @@ inline constexpr size_t kAddressBits = 47;
 inline constexpr size_t kRegistryBits = size_t{1} << (kAddressBits - kLgChunkBytes);
 inline constexpr size_t kRegistryWords = kRegistryBits / 64;
 
-extern constinit std::atomic<uint64_t> g_chunk_bits[kRegistryWords];
+extern LETHE_HIDDEN constinit std::atomic<uint64_t> g_chunk_bits[kRegistryWords];
 
 // True when `pointer` lies in a registered arena chunk.
 inline bool IsArenaChunk(const void* pointer) {

@@ -20,7 +20,10 @@
 #define LETHE_CPU_RELAX() __asm__ __volatile__("" ::: "memory")
 #endif
 // The core is compiled with -fvisibility=hidden (direct, GOT-free access to its tables from the
-// shared library); the public C API is exported explicitly.
+// shared library); the public C API is exported explicitly. That flag covers definitions only: a
+// global the fast paths read through an extern declaration is declared LETHE_HIDDEN too, or GCC
+// loads its address first (malloc's flag test: two instructions where one reads it in place).
 #define LETHE_EXPORT __attribute__((visibility("default")))
+#define LETHE_HIDDEN __attribute__((visibility("hidden")))
 
 #endif  // LETHE_ALLOC_COMPILER_H_

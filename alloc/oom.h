@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "compiler.h"
 #include "lethe/alloc.h"
 #include "size_classes.h"
 
@@ -31,7 +32,7 @@ uint64_t ReserveBytes();
 
 // The fail-after hook. FailArmed() is the cheap test on the fast path; FailureInjected() counts
 // down and is true for the one allocation that must fail.
-extern std::atomic<long> g_fail_countdown;
+extern LETHE_HIDDEN std::atomic<long> g_fail_countdown;
 inline bool FailArmed() { return g_fail_countdown.load(std::memory_order_relaxed) != 0; }
 // Nonzero while every allocation must take the slow path: one bit while the fail-after hook is
 // armed (it may stay set a little after the countdown ends: harmless), one while slop is counted
@@ -39,7 +40,7 @@ inline bool FailArmed() { return g_fail_countdown.load(std::memory_order_relaxed
 // lie above every small size, so that malloc's fast path tests size and flags with one compare:
 // (size | flags) <= kSmallMaxBytes (SmallAndFast).
 inline constexpr size_t kSlowForFailAfter = size_t{1} << 32, kSlowForSlop = size_t{1} << 33;
-extern std::atomic<size_t> g_slow_allocations;
+extern LETHE_HIDDEN std::atomic<size_t> g_slow_allocations;
 inline bool SlowAllocations() { return g_slow_allocations.load(std::memory_order_relaxed) != 0; }
 // size <= kSmallMaxBytes and no reason for the slow path.
 inline bool SmallAndFast(size_t size) {

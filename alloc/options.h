@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "compiler.h"
+
 namespace lethe::internal {
 
 inline constexpr unsigned kMaxArenas = 64;
@@ -36,7 +38,7 @@ struct Options {
   bool slop = false;
 };
 
-extern constinit Options g_options;
+extern LETHE_HIDDEN constinit Options g_options;
 
 // The tunables that the purge thread reads (the decay, the dirty limit, the huge cache) are read
 // with relaxed atomic loads, and tests that change them while it runs store them with

@@ -142,12 +142,12 @@ static_assert(offsetof(ThreadCache, bins) == 0, "free's fast path: see CacheBin"
 // thread exiting or bound to a caller arena). Never null, so that the fast paths need no null
 // test: g_no_cache's bins are all empty with capacity 0, so malloc's fast path finds no region and
 // free's finds the bin full, and both take their slow paths, which test for it (HasCache).
-extern LETHE_TLS ThreadCache* t_cache;
-extern constinit ThreadCache g_no_cache;
+extern LETHE_HIDDEN LETHE_TLS ThreadCache* t_cache;
+extern LETHE_HIDDEN constinit ThreadCache g_no_cache;
 inline bool HasCache(const ThreadCache* cache) { return cache != &g_no_cache; }
 // Bumped by lethe_purge(): every cache whose flush_epoch differs flushes itself at its next
 // slow-path event.
-extern std::atomic<uint64_t> g_flush_epoch;
+extern LETHE_HIDDEN std::atomic<uint64_t> g_flush_epoch;
 
 // The calling thread's cache, created on first use; nullptr when caches are off, the thread is
 // exiting, or metadata cannot be mapped.
