@@ -69,7 +69,10 @@ LETHE_ALWAYS_INLINE bool MayBeCachedRegion(const void* pointer, uint32_t entry, 
 // malloc's one countdown that paces the GC step and, with what each step adds to the count, gives
 // the statistics theirs (free's count is derived: thread_cache.h). They call nothing but in tail
 // position, so they need no stack frame.
-LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
+//
+// malloc's fast path: a block of `size` from this thread's cache, or nullptr when the cache has
+// none for it (the caller takes its slow path: AllocateSlow, or operator new's).
+LETHE_ALWAYS_INLINE void* AllocateCached(size_t size) {
   ThreadCache* cache = t_cache;
   if (LETHE_LIKELY(SmallAndFast(size))) {
     CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
@@ -80,6 +83,8 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
       bin.count = count;
       if (count < bin.low_water) bin.low_water = count;
       void* block = bin.slots[count];
+      // A bin never holds nullptr: told so, the caller's test for a miss folds away here.
+      if (block == nullptr) __builtin_unreachable();
       if (LETHE_UNLIKELY(--cache->allocation_countdown == 0)) {
         return ThreadCacheGcThenReturn(cache, block);
       }
@@ -88,11 +93,14 @@ LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
   } else if (size - (kSmallMaxBytes + 1) < kLargeCacheMaxPages * kPageBytes -
                                                                     kSmallMaxBytes &&
              !SlowAllocations()) {
-    // A cached large run of the same page count (thread_cache.h); a miss takes the slow path.
-    if (void* block = ThreadCacheTakeLarge(cache, LargeClassPages(PagesFor(size)))) {
-      return block;
-    }
+    // A cached large run of the same page count (thread_cache.h).
+    return ThreadCacheTakeLarge(cache, LargeClassPages(PagesFor(size)));
   }
+  return nullptr;
+}
+
+LETHE_ALWAYS_INLINE void* Allocate(size_t size) {
+  if (void* block = AllocateCached(size)) return block;
   return AllocateSlow(size, 0, false);
 }
 

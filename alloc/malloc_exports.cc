@@ -41,11 +41,10 @@ void* AllocateForNew(size_t size, size_t alignment) {
   return alignment == 0 ? Allocate(size) : AllocateAligned(alignment, size);
 }
 
-// operator new: retries through the new-handler, then throws std::bad_alloc.
-void* NewOrThrow(size_t size, size_t alignment) {
+// operator new after an allocation failed: retries through the new-handler, then throws
+// std::bad_alloc. Out of line, so that operator new's fast path needs no stack frame.
+LETHE_NOINLINE void* NewAfterFailure(size_t size, size_t alignment) {
   while (true) {
-    void* block = AllocateForNew(size, alignment);
-    if (LETHE_LIKELY(block != nullptr)) return block;
     std::new_handler handler = NewHandler();
     if (handler == nullptr) {
       if (_ZSt17__throw_bad_allocv != nullptr) _ZSt17__throw_bad_allocv();
@@ -53,7 +52,27 @@ void* NewOrThrow(size_t size, size_t alignment) {
                           " bytes, and no libstdc++ to throw std::bad_alloc");
     }
     handler();
+    void* block = AllocateForNew(size, alignment);
+    if (block != nullptr) return block;
   }
+}
+
+LETHE_ALWAYS_INLINE void* NewOrThrow(size_t size, size_t alignment) {
+  void* block = AllocateForNew(size, alignment);
+  if (LETHE_LIKELY(block != nullptr)) return block;
+  return NewAfterFailure(size, alignment);
+}
+
+// operator new(size_t) past the thread cache (a tail call: its fast path keeps no frame).
+LETHE_NOINLINE void* NewSlow(size_t size) {
+  void* block = AllocateSlow(size, 0, false);
+  if (LETHE_LIKELY(block != nullptr)) return block;
+  return NewAfterFailure(size, 0);
+}
+
+LETHE_ALWAYS_INLINE void* New(size_t size) {
+  if (void* block = AllocateCached(size)) return block;
+  return NewSlow(size);
 }
 
 // The nothrow forms: nullptr where operator new would throw. A new-handler that throws is let
@@ -175,8 +194,8 @@ void malloc_stats() noexcept { lethe_stats_print(stderr); }
 
 }  // extern "C"
 
-void* operator new(size_t size) { return NewOrThrow(size, 0); }
-void* operator new[](size_t size) { return NewOrThrow(size, 0); }
+void* operator new(size_t size) { return New(size); }
+void* operator new[](size_t size) { return New(size); }
 void* operator new(size_t size, const std::nothrow_t&) noexcept { return NewNoThrow(size, 0); }
 void* operator new[](size_t size, const std::nothrow_t&) noexcept { return NewNoThrow(size, 0); }
 void* operator new(size_t size, std::align_val_t alignment) {

@@ -253,7 +253,8 @@ inline LargePut ThreadCachePutLarge(ThreadCache* cache, void* pointer, uint32_t 
 }
 
 // ThreadCacheGcAfter(cache, true), then `block`: lets malloc's fast path end in a tail call.
-void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept;
+__attribute__((returns_nonnull)) void* ThreadCacheGcThenReturn(ThreadCache* cache,
+                                                                void* block) noexcept;
 // What a cache has served (see ThreadCache); racy reads of another thread's cache are fine.
 uint64_t CacheAllocations(const ThreadCache& cache);
 uint64_t CacheFrees(const ThreadCache& cache);

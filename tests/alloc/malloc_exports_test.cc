@@ -148,6 +148,27 @@ TEST(MallocExports, OperatorNewCallsTheNewHandlerBeforeThrowing) {
   EXPECT_EQ(calls, 1);
 }
 
+// A new-handler that returns is the promise of memory: operator new tries again, and the block
+// it then gets is returned (here the failure is injected once, so the second try succeeds).
+TEST(MallocExports, OperatorNewRetriesAfterTheNewHandlerAndReturnsTheBlock) {
+  static int calls = 0;
+  calls = 0;
+  std::set_new_handler([] { ++calls; });
+  lethe_fail_after(1);
+  void* block = ::operator new(64);
+  std::set_new_handler(nullptr);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(calls, 1);
+  EXPECT_GE(lethe_usable_size(block), 64u);
+  ::operator delete(block);
+  // Without a failure the handler is not called, from the cache or past it.
+  void* small = ::operator new(64);
+  void* large = ::operator new(100000);
+  EXPECT_EQ(calls, 1);
+  ::operator delete(small);
+  ::operator delete(large);
+}
+
 TEST(MallocExports, IntrospectionComesFromLetheStatistics) {
   std::vector<void*> blocks;
   for (int i = 0; i < 100; ++i) blocks.push_back(std::malloc(1000));
