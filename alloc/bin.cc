@@ -126,50 +126,33 @@ uint32_t BinAllocate(Bin* bin, uint32_t klass, PageHeap* heap, void** out, uint3
 
 namespace {
 
-// Gives region `index` of `run` back (`pointer` is the region; index -1: it is no region start),
-// where `run` is the header of the run at `run_start`, of the class of `facts`: checks it is a
-// region start and not already free, sets its bit, and moves the run between the bin's list and
-// the page heap as it stops being full or becomes empty. True when the run went back to the page
-// heap. The caller counts regions_out.
-LETHE_ALWAYS_INLINE bool FreeIndex(Bin* bin, PageHeap* heap, char* run_start, RunHeader* run,
-                                   long index, void* pointer, uint64_t now_ns,
-                                   const ClassFacts& facts) {
-  if (index < 0) lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
-  if (RegionFree(run, index)) lethe_fatal_pointer("free(): double free ", pointer, "");
-  auto word = static_cast<uint32_t>(index / 64);
-  run->bitmap()[word] |= uint64_t{1} << (index % 64);
-  if (word < run->hint) run->hint = word;
-  if (++run->free_count == 1) ListPush(bin, run);
-  if (run->free_count < facts.check.region_count) return false;
-  ListRemove(bin, run);
-  --bin->run_count;
-  Chunk* chunk = ChunkOf(run_start);
-  heap->FreeSmallRun(chunk, PageOf(chunk, run_start), facts.run_pages, now_ns);
-  return true;
-}
-
-}  // namespace
-
-void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
-             void* pointer, uint64_t now_ns) {
-  const ClassFacts facts = FactsOf(MapClass(entry));
-  char* start = RunStart(chunk, page, entry);
-  FreeIndex(bin, heap, start, RunHeaderOf(chunk, RunPage(page, entry), facts.header_offset),
-            RegionIndex(start, pointer, facts.check), pointer, now_ns, facts);
-  --bin->regions_out;
-}
-
-namespace {
-
-// The regions of one run that a batch frees one after another (regions cached together were
-// mostly handed out together): each one's bit is set as it comes, so that a region freed twice in
-// the batch is caught, and the run's count, hint and place in the bin's list are settled once, when
-// the batch leaves the run (Settle). Kept in registers, this is what BinFreeBatch does per region.
+// The regions of one run that a free gives back one after another (a batch's regions cached
+// together were mostly handed out together): each one's bit is set as it comes (Free), so that a
+// region freed twice is caught, and the run's count, hint and place in the bin's list are settled
+// once, when the batch leaves the run (Settle). Kept in registers, this is what BinFreeBatch does
+// per region; BinFree is a tally of one.
 struct RunTally {
   char* start = nullptr;  // nullptr: none (every region is in a chunk, at 1 MiB or above)
   RunHeader* header = nullptr;
   uint32_t freed = 0;
   uint32_t low_word = UINT32_MAX;  // the lowest bitmap word a bit was set in
+
+  // Sets the bit of the region at `offset` from the run's start (`pointer`): aborts when that is
+  // no region start or the region is already free.
+  LETHE_ALWAYS_INLINE void Free(const void* pointer, uintptr_t offset, const ClassFacts& facts) {
+    uint32_t index = RegionAt(static_cast<uint32_t>(offset), facts.check);
+    if (LETHE_UNLIKELY(index >= facts.check.region_count)) {
+      lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
+    }
+    uint64_t* word = &header->bitmap()[index / 64];
+    uint64_t bit = uint64_t{1} << (index % 64);
+    if (LETHE_UNLIKELY((*word & bit) != 0)) {
+      lethe_fatal_pointer("free(): double free ", pointer, "");
+    }
+    *word |= bit;
+    if (index / 64 < low_word) low_word = index / 64;
+    ++freed;
+  }
 
   // Gives the run its freed regions: listed when it gains its first free one, back to the page
   // heap when none is out. The batch then has no run until it finds the next.
@@ -194,7 +177,22 @@ struct RunTally {
   }
 };
 
+uintptr_t OffsetIn(const char* start, const void* pointer) {
+  return reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(start);
+}
+
 }  // namespace
+
+void BinFree(Bin* bin, PageHeap* heap, Chunk* chunk, uint32_t page, uint32_t entry,
+             void* pointer, uint64_t now_ns) {
+  const ClassFacts facts = FactsOf(MapClass(entry));
+  RunTally tally;
+  tally.start = RunStart(chunk, page, entry);
+  tally.header = RunHeaderOf(chunk, RunPage(page, entry), facts.header_offset);
+  tally.Free(pointer, OffsetIn(tally.start, pointer), facts);
+  tally.Settle(bin, heap, facts, now_ns);
+  --bin->regions_out;
+}
 
 uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* pointers,
                       uint32_t count, uint64_t now_ns) {
@@ -206,7 +204,7 @@ uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* po
   uint64_t stray_bytes = 0;
   for (uint32_t i = 0; i < count; ++i) {
     void* pointer = pointers[i];
-    auto offset = reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(tally.start);
+    uintptr_t offset = OffsetIn(tally.start, pointer);
     if (offset >= run_bytes) {
       if (tally.start != nullptr) tally.Settle(bin, heap, facts, now_ns);
       Chunk* chunk = ChunkOf(pointer);
@@ -225,20 +223,9 @@ uint64_t BinFreeBatch(Bin* bins, uint32_t klass, PageHeap* heap, void* const* po
       }
       tally.start = RunStart(chunk, page, entry);
       tally.header = RunHeaderOf(chunk, RunPage(page, entry), facts.header_offset);
-      offset = reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(tally.start);
+      offset = OffsetIn(tally.start, pointer);
     }
-    uint32_t index = RegionAt(static_cast<uint32_t>(offset), facts.check);
-    if (LETHE_UNLIKELY(index >= facts.check.region_count)) {
-      lethe_fatal_pointer("free(): invalid pointer ", pointer, "");
-    }
-    uint64_t* word = &tally.header->bitmap()[index / 64];
-    uint64_t bit = uint64_t{1} << (index % 64);
-    if (LETHE_UNLIKELY((*word & bit) != 0)) {
-      lethe_fatal_pointer("free(): double free ", pointer, "");
-    }
-    *word |= bit;
-    if (index / 64 < tally.low_word) tally.low_word = index / 64;
-    ++tally.freed;
+    tally.Free(pointer, offset, facts);
   }
   if (tally.start != nullptr) tally.Settle(bin, heap, facts, now_ns);
   bin->regions_out -= count - strays;

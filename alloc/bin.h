@@ -106,7 +106,7 @@ struct RunCursor {
 
   // Finds the run of `klass` that `pointer` is in and sets *index to its region index there (-1:
   // no region start). False when its page does not show the class (an invalid free, or a region of
-  // another class). The caller forgets the run (Forget) when it goes back to the page heap.
+  // another class).
   LETHE_ALWAYS_INLINE bool Find(const void* pointer, uint32_t klass, const ClassFacts& facts,
                                 long* index) {
     auto offset = reinterpret_cast<uintptr_t>(pointer) - reinterpret_cast<uintptr_t>(start);
@@ -121,7 +121,6 @@ struct RunCursor {
     *index = RegionIndex(start, pointer, facts.check);
     return true;
   }
-  void Forget() { start = nullptr; }
 };
 
 // Whether `pointer` is a region of `klass` (whose facts are `facts`) that is out (its page shows
