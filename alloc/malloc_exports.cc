@@ -57,22 +57,19 @@ LETHE_NOINLINE void* NewAfterFailure(size_t size, size_t alignment) {
   }
 }
 
-LETHE_ALWAYS_INLINE void* NewOrThrow(size_t size, size_t alignment) {
+// operator new past the thread cache (a tail call: operator new's fast path keeps no frame).
+LETHE_NOINLINE void* NewSlow(size_t size, size_t alignment) {
   void* block = AllocateForNew(size, alignment);
   if (LETHE_LIKELY(block != nullptr)) return block;
   return NewAfterFailure(size, alignment);
 }
 
-// operator new(size_t) past the thread cache (a tail call: its fast path keeps no frame).
-LETHE_NOINLINE void* NewSlow(size_t size) {
-  void* block = AllocateSlow(size, 0, false);
-  if (LETHE_LIKELY(block != nullptr)) return block;
-  return NewAfterFailure(size, 0);
-}
-
-LETHE_ALWAYS_INLINE void* New(size_t size) {
-  if (void* block = AllocateCached(size)) return block;
-  return NewSlow(size);
+// operator new: malloc's fast path, else NewSlow; throws std::bad_alloc when memory cannot be had.
+LETHE_ALWAYS_INLINE void* NewOrThrow(size_t size, size_t alignment) {
+  if (alignment == 0) {
+    if (void* block = AllocateCached(size)) return block;
+  }
+  return NewSlow(size, alignment);
 }
 
 // The nothrow forms: nullptr where operator new would throw. A new-handler that throws is let
@@ -194,8 +191,8 @@ void malloc_stats() noexcept { lethe_stats_print(stderr); }
 
 }  // extern "C"
 
-void* operator new(size_t size) { return New(size); }
-void* operator new[](size_t size) { return New(size); }
+void* operator new(size_t size) { return NewOrThrow(size, 0); }
+void* operator new[](size_t size) { return NewOrThrow(size, 0); }
 void* operator new(size_t size, const std::nothrow_t&) noexcept { return NewNoThrow(size, 0); }
 void* operator new[](size_t size, const std::nothrow_t&) noexcept { return NewNoThrow(size, 0); }
 void* operator new(size_t size, std::align_val_t alignment) {
