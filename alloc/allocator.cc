@@ -391,16 +391,22 @@ static void* ReallocateHuge(void* pointer, size_t size) {
 }
 
 namespace {
-// realloc that moves: a new block, the bytes copied, the old block freed. `old_size` is the old
-// block's usable size; `large`: it is a run of an arena chunk, else a block outside them (a small
-// region moves through ReallocateSmallByMoving).
-LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_size, bool large) {
-  // A small new block takes malloc's fast path (its pages populated by the fill, bin.h); the
-  // copy's length matters to large and huge blocks only.
+// realloc's move, up to the old block's free: a new block of `size` holding the old one's first
+// bytes (`old_size`: its usable size); nullptr when none could be had (the old block stays).
+// A small new block takes malloc's fast path (its pages populated by the fill, bin.h); the copy's
+// length matters to large and huge blocks only.
+LETHE_ALWAYS_INLINE void* CopyToNewBlock(const void* pointer, size_t size, size_t old_size) {
   const size_t copied = old_size < size ? old_size : size;
   void* block = size <= kSmallMaxBytes ? Allocate(size) : AllocateSlow(size, 0, false, copied);
+  if (block != nullptr) std::memcpy(block, pointer, copied);
+  return block;
+}
+
+// realloc that moves a block: `large`, a run of an arena chunk, else a block outside them (a
+// small region moves through ReallocateSmallByMoving).
+LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_size, bool large) {
+  void* block = CopyToNewBlock(pointer, size, old_size);
   if (block == nullptr) return nullptr;
-  std::memcpy(block, pointer, copied);
   if (large) {
     // The run left behind goes straight back to the free runs (no thread cache, no parking):
     // a buffer that grows does not ask for its old length again, and coalesced, the run lets
@@ -418,11 +424,8 @@ LETHE_NOINLINE void* ReallocateByMoving(void* pointer, size_t size, size_t old_s
 // The entry read before the move still holds after it: a live region's run keeps its pages.
 LETHE_NOINLINE void* ReallocateSmallByMoving(void* pointer, size_t size, size_t old_size,
                                              uint32_t entry) {
-  const size_t copied = old_size < size ? old_size : size;
-  void* block = size <= kSmallMaxBytes ? Allocate(size) : AllocateSlow(size, 0, false, copied);
-  if (block == nullptr) return nullptr;
-  std::memcpy(block, pointer, copied);
-  FreeInChunk(pointer, entry);
+  void* block = CopyToNewBlock(pointer, size, old_size);
+  if (block != nullptr) FreeInChunk(pointer, entry);
   return block;
 }
 
