@@ -74,9 +74,9 @@ void* AllocateSmall(uint32_t klass) {
   ThreadCache* cache = ThreadCacheGet();
   if (cache != nullptr) {
     CacheBin& bin = cache->bins[klass];
-    if (bin.count > 0) {
+    if (bin.count() > 0) {
       ++cache->allocation_count;
-      return bin.slots[--bin.count];
+      return bin.Pop();
     }
     return ThreadCacheFill(cache, klass);
   }
@@ -243,9 +243,9 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
   // this one.
   bool made_room = !ThreadCacheFlushAfterPurge(cache);
   if (made_room) ThreadCacheMakeRoom(cache, klass);
-  bin.slots[bin.count++] = pointer;
+  bin.Push(pointer);
   // About as many frees filled the bin (after the region is in: a GC step may shrink the bin).
-  if (made_room) ThreadCacheChargeFrees(cache, bin.capacity / 2);
+  if (made_room) ThreadCacheChargeFrees(cache, bin.capacity() / 2);
   PurgerAfterUnlock();
   errno = saved_errno;
 }

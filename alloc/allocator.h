@@ -77,19 +77,22 @@ LETHE_ALWAYS_INLINE void* AllocateCached(size_t size) {
   if (LETHE_LIKELY(SmallAndFast(size))) {
     CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
                                                  SmallClassOffsetOf(size));
-    uint16_t count = bin.count;
-    if (LETHE_LIKELY(count > 0)) {
-      --count;
-      bin.count = count;
-      if (count < bin.low_water) bin.low_water = count;
-      void* block = bin.slots[count];
-      // A bin never holds nullptr: told so, the caller's test for a miss folds away here.
-      if (block == nullptr) __builtin_unreachable();
-      if (LETHE_UNLIKELY(--cache->allocation_countdown == 0)) {
-        return ThreadCacheGcThenReturn(cache, block);
-      }
-      return block;
+    void** top = bin.top;
+    uint16_t bits = CacheBin::LowBits(top);
+    // At the low-water mark: empty (a miss), or the mark goes down with the top.
+    if (LETHE_UNLIKELY(bits == bin.low_water_bits)) {
+      if (bits == bin.empty_bits) return nullptr;
+      bin.low_water_bits = CacheBin::LowBits(top - 1);
     }
+    --top;
+    bin.top = top;
+    void* block = *top;
+    // A bin never holds nullptr: told so, the caller's test for a miss folds away here.
+    if (block == nullptr) __builtin_unreachable();
+    if (LETHE_UNLIKELY(--cache->allocation_countdown == 0)) {
+      return ThreadCacheGcThenReturn(cache, block);
+    }
+    return block;
   } else if (size - (kSmallMaxBytes + 1) < kLargeCacheMaxPages * kPageBytes -
                                                                     kSmallMaxBytes &&
              !SlowAllocations()) {
@@ -117,17 +120,17 @@ LETHE_ALWAYS_INLINE void FreeInChunk(void* pointer, uint32_t entry) {
     // The entry's class field, in place, is the bin's byte offset (16-byte bins at offset 0).
     CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
                                                  (entry & (0xffu << kMapClassShift)));
-    uint16_t count = bin.count;
-    if (LETHE_UNLIKELY(count == bin.capacity)) {
+    void** top = bin.top;
+    if (LETHE_UNLIKELY(CacheBin::LowBits(top) == bin.full_bits)) {
       return FreeToFullCacheBin(cache, MapClass(entry), pointer);
     }
 #if LETHE_DEBUG_LEVEL >= 1
-    for (uint32_t i = 0; i < count; ++i) {
-      if (bin.slots[i] == pointer) lethe_fatal_pointer("free(): double free ", pointer, "");
+    for (void** slot = bin.slots(); slot != top; ++slot) {
+      if (*slot == pointer) lethe_fatal_pointer("free(): double free ", pointer, "");
     }
 #endif
-    bin.slots[count] = pointer;
-    bin.count = static_cast<uint16_t>(count + 1);
+    *top = pointer;
+    bin.top = top + 1;
     return;
   }
   FreeInChunkSlow(pointer);

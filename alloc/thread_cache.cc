@@ -40,14 +40,19 @@ using CacheRing = Ring<ThreadCache, &ThreadCache::prev, &ThreadCache::next>;
 uint64_t Load(const uint64_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
 uint32_t Load(const uint32_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
 uint16_t Load(const uint16_t& word) { return __atomic_load_n(&word, __ATOMIC_RELAXED); }
+// A bin's count read by another thread (the statistics): from two racy loads, which a concurrent
+// move of the bin's slots (Grow) may pair wrong, so bounded by the bin's ceiling.
+uint32_t CountRacily(const ThreadCache& cache, uint32_t klass) {
+  const CacheBin& bin = cache.bins[klass];
+  void** top = __atomic_load_n(&bin.top, __ATOMIC_RELAXED);
+  uint32_t count = CacheBin::Span(CacheBin::LowBits(top), Load(bin.empty_bits));
+  uint32_t ceiling = CacheMaxCapacity(kSmallSizes[klass]);
+  return count < ceiling ? count : ceiling;
+}
 
 void InitBins(ThreadCache* cache) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
-    CacheBin& bin = cache->bins[klass];
-    bin.slots = cache->packed[klass];
-    bin.count = 0;
-    bin.low_water = 0;
-    bin.capacity = static_cast<uint16_t>(CacheMinCapacity(kSmallSizes[klass]));
+    cache->bins[klass].Place(cache->packed[klass], 0, CacheMinCapacity(kSmallSizes[klass]));
   }
   std::memset(cache->large, 0, sizeof(cache->large));
   cache->large_bytes = 0;
@@ -134,14 +139,16 @@ namespace {
 bool Grow(ThreadCache* cache, uint32_t klass) {
   CacheBin& bin = cache->bins[klass];
   uint32_t ceiling = CacheMaxCapacity(kSmallSizes[klass]);
-  if (bin.capacity >= ceiling) return false;
-  uint32_t grown = bin.capacity * 2 < ceiling ? bin.capacity * 2 : ceiling;
-  if (grown > kPackedCacheSlots && bin.slots == cache->packed[klass]) {
+  uint32_t capacity = bin.capacity();
+  if (capacity >= ceiling) return false;
+  uint32_t grown = capacity * 2 < ceiling ? capacity * 2 : ceiling;
+  if (grown > kPackedCacheSlots && bin.slots() == cache->packed[klass]) {
     void** own = cache->spread + kSpreadCacheOffsets[klass];
-    std::memcpy(own, bin.slots, bin.count * sizeof(void*));
-    bin.slots = own;
+    std::memcpy(own, bin.slots(), bin.count() * sizeof(void*));
+    bin.Move(own, grown);
+  } else {
+    bin.SetCapacity(grown);
   }
-  bin.capacity = static_cast<uint16_t>(grown);
   return true;
 }
 
@@ -149,13 +156,15 @@ bool Grow(ThreadCache* cache, uint32_t klass) {
 void ShrinkTo(ThreadCache* cache, uint32_t klass, uint32_t capacity) {
   CacheBin& bin = cache->bins[klass];
   uint32_t floor = CacheMinCapacity(kSmallSizes[klass]);
-  bin.capacity = static_cast<uint16_t>(capacity > floor ? capacity : floor);
-  if (bin.count > bin.capacity) ThreadCacheFlushBin(cache, klass, bin.count - bin.capacity);
+  if (capacity < floor) capacity = floor;
+  // Flushed first: the bin's bounds never leave the top outside them.
+  if (bin.count() > capacity) ThreadCacheFlushBin(cache, klass, bin.count() - capacity);
+  bin.SetCapacity(capacity);
 }
 
 // Halves the bin's capacity down to its floor, flushing what no longer fits.
 void Shrink(ThreadCache* cache, uint32_t klass) {
-  ShrinkTo(cache, klass, cache->bins[klass].capacity / 2);
+  ShrinkTo(cache, klass, cache->bins[klass].capacity() / 2);
 }
 
 }  // namespace
@@ -164,14 +173,16 @@ void* ThreadCacheFill(ThreadCache* cache, uint32_t klass) {
   ThreadCacheFlushAfterPurge(cache);
   CacheBin& bin = cache->bins[klass];
   Grow(cache, klass);  // a miss: the bursts here are larger than the bin
-  uint32_t want = bin.capacity / 2 > bin.count ? bin.capacity / 2 - bin.count : 1;
-  // Fill the bottom so that slots[0] stays the oldest.
-  uint32_t got = ArenaAllocateSmall(cache->arena, klass, bin.slots + bin.count, want);
+  uint32_t count = bin.count();
+  uint32_t half = bin.capacity() / 2;
+  uint32_t want = half > count ? half - count : 1;
+  // Fill above the top so that slots()[0] stays the oldest.
+  uint32_t got = ArenaAllocateSmall(cache->arena, klass, bin.top, want);
   if (got == 0) return nullptr;
   cache->refilled_count += got;
-  bin.count = bin.count + got - 1;
-  void* block = bin.slots[bin.count];
-  bin.low_water = static_cast<uint16_t>(bin.count);
+  bin.top += got - 1;
+  void* block = *bin.top;
+  bin.ResetLowWater();
   ++cache->allocation_count;
   return block;
 }
@@ -209,13 +220,14 @@ void FlushToOwners(void** blocks, uint32_t count, FreeBatch free_batch) {
 // ArenaFreeSmallBatch).
 void FlushBin(ThreadCache* cache, uint32_t klass, uint32_t count, bool park) {
   CacheBin& bin = cache->bins[klass];
-  if (count > bin.count) count = bin.count;
-  FlushToOwners(bin.slots, count, [klass, park](Arena* arena, void** blocks, uint32_t n) {
+  uint32_t cached = bin.count();
+  if (count > cached) count = cached;
+  void** slots = bin.slots();
+  FlushToOwners(slots, count, [klass, park](Arena* arena, void** blocks, uint32_t n) {
     ArenaFreeSmallBatch(arena, klass, blocks, n, park);
   });
-  std::memmove(bin.slots, bin.slots + count, (bin.count - count) * sizeof(void*));
-  bin.count -= count;
-  if (bin.low_water > bin.count) bin.low_water = bin.count;
+  std::memmove(slots, slots + count, (cached - count) * sizeof(void*));
+  bin.Truncate(cached - count);
   cache->flushed_count += count;
 }
 
@@ -227,7 +239,7 @@ void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
 
 void ThreadCacheMakeRoom(ThreadCache* cache, uint32_t klass) {
   CacheBin& bin = cache->bins[klass];
-  if (!Grow(cache, klass)) FlushBin(cache, klass, bin.capacity / 2, true);
+  if (!Grow(cache, klass)) FlushBin(cache, klass, bin.capacity() / 2, true);
 }
 
 namespace {
@@ -278,7 +290,8 @@ void FlushLargeBins(ThreadCache* cache) {
 
 void ThreadCacheFlushAll(ThreadCache* cache) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
-    if (cache->bins[klass].count > 0) ThreadCacheFlushBin(cache, klass, cache->bins[klass].count);
+    uint32_t count = cache->bins[klass].count();
+    if (count > 0) ThreadCacheFlushBin(cache, klass, count);
   }
   FlushLargeBins(cache);
 }
@@ -295,7 +308,7 @@ uint64_t CacheFrees(const ThreadCache& cache) {
   // Read racily, the terms may disagree for a moment: never below 0.
   uint64_t in = Load(cache.refilled_count);
   uint64_t out = CacheAllocations(cache) + Load(cache.flushed_count);
-  for (const CacheBin& bin : cache.bins) out += Load(bin.count);
+  for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) out += CountRacily(cache, klass);
   for (const LargeCacheBin& bin : cache.large) out += Load(bin.count);
   return out > in ? out - in : 0;
 }
@@ -317,7 +330,7 @@ namespace {
 void Shed(ThreadCache* cache) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
     ShrinkTo(cache, klass, 0);
-    cache->bins[klass].low_water = static_cast<uint16_t>(cache->bins[klass].count);
+    cache->bins[klass].ResetLowWater();
   }
   FlushLargeBins(cache);
 }
@@ -350,10 +363,10 @@ void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
     return;
   }
   CacheBin& bin = cache->bins[klass];
-  uint32_t idle = bin.low_water;
+  uint32_t idle = bin.low_water();
   if (idle > 0) ThreadCacheFlushBin(cache, klass, (idle + 1) / 2);
-  if (idle * 4 >= bin.capacity) Shrink(cache, klass);  // capacity >= 2: never when idle is 0
-  bin.low_water = static_cast<uint16_t>(bin.count);
+  if (idle * 4 >= bin.capacity()) Shrink(cache, klass);  // capacity >= 2: never when idle is 0
+  bin.ResetLowWater();
 }
 
 void ThreadCacheTotals(CacheTotals* totals) {
@@ -367,7 +380,7 @@ void ThreadCacheTotals(CacheTotals* totals) {
     totals->free_count += CacheFrees(*cache);
     totals->cached_bytes += Load(cache->large_bytes);
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
-      uint32_t count = Load(cache->bins[klass].count);
+      uint32_t count = CountRacily(*cache, klass);
       totals->cached_regions[klass] += count;
       totals->cached_bytes += uint64_t{count} * kSmallSizes[klass];
     }

@@ -93,18 +93,69 @@ inline constexpr uint32_t kGcEvents = 4096;
 // one-bin-per-step GC takes hundreds of thousands of events to visit twice.
 inline constexpr uint64_t kShedShare = 8;
 
+// One small class's bin: a stack of regions over slots()[0, capacity()), slots()[0] the oldest
+// (a flush takes the oldest, malloc the newest). Kept as jemalloc's cache_bin keeps one: the
+// stack's top and the low 16 bits of the addresses that bound it, so that each fast path loads
+// the top, compares its low 16 bits with one bound and moves it (free: the full bound; malloc: the
+// low-water mark, which is never below the empty bound, so that only a top at the mark needs the
+// empty test). A bin's slots span at most CacheMaxCapacity * 8 bytes, under 64 KiB: within a bin,
+// low 16 bits tell addresses apart. All zero (g_no_cache's) is a bin both empty and full.
 // 16 bytes, so that the fast paths index bins with a shift.
 struct CacheBin {
-  void** slots;        // slots[0] is the oldest; room for `capacity` (see kPackedCacheSlots)
-  uint16_t count;      // <= capacity; as wide as it, so that free compares the two in one step
-  uint16_t capacity;   // adapts (see above); the free fast path finds the bin full at it
-  uint16_t low_water;  // lowest count since the bin's last GC visit
+  void** top;               // slots() + count(): where the next free goes
+  uint16_t empty_bits;      // LowBits(slots())
+  uint16_t full_bits;       // LowBits(slots() + capacity())
+  uint16_t low_water_bits;  // LowBits(slots() + low_water()); low_water() <= count()
   uint16_t unused;
+
+  static uint16_t LowBits(void* const* slot) {
+    return static_cast<uint16_t>(reinterpret_cast<uintptr_t>(slot));
+  }
+  // Slots from the bound `from` up to the bound `to` (low bits of two addresses of one bin).
+  static uint32_t Span(uint16_t to, uint16_t from) {
+    return static_cast<uint16_t>(to - from) / sizeof(void*);
+  }
+  uint32_t count() const { return Span(LowBits(top), empty_bits); }
+  uint32_t capacity() const { return Span(full_bits, empty_bits); }
+  // The lowest count since the bin's last GC visit (or fill).
+  uint32_t low_water() const { return Span(low_water_bits, empty_bits); }
+  void** slots() const { return top - count(); }
+  bool full() const { return LowBits(top) == full_bits; }
+
+  // The bin over `slots`, holding its first `count` slots, `capacity` slots long.
+  void Place(void** slots, uint32_t count, uint32_t capacity) {
+    top = slots + count;
+    empty_bits = LowBits(slots);
+    full_bits = LowBits(slots + capacity);
+    low_water_bits = LowBits(top);
+  }
+  // The bin over `slots`, where the caller copied its regions: count and low water kept.
+  void Move(void** slots, uint32_t capacity) {
+    uint32_t cached = count();
+    uint32_t low = low_water();
+    Place(slots, low, capacity);
+    top = slots + cached;
+  }
+  void SetCapacity(uint32_t capacity) { full_bits = LowBits(slots() + capacity); }
+  // Keeps slots()[0, count) (count <= count()), lowering the low-water mark with it.
+  void Truncate(uint32_t count) {
+    top = slots() + count;
+    if (low_water() > count) low_water_bits = LowBits(top);
+  }
+  void ResetLowWater() { low_water_bits = LowBits(top); }
+  // Not full.
+  void Push(void* region) { *top++ = region; }
+  // Not empty. The newest region, lowering the low-water mark when the top was at it.
+  void* Pop() {
+    if (LowBits(top) == low_water_bits) low_water_bits = LowBits(top - 1);
+    return *--top;
+  }
 };
 static_assert(sizeof(CacheBin) == 16 && sizeof(CacheBin) == 1u << kMapClassShift &&
                   sizeof(CacheBin) == 1u << kClassLookupShift,
               "the fast paths index bins by the page-map entry's class field in place (free) and "
               "by SmallClassOffsetOf (malloc)");
+static_assert(CacheMaxCapacity(8) * sizeof(void*) < 65536, "CacheBin: a bin's bounds in 16 bits");
 
 struct LargeCacheBin {
   uint32_t count;

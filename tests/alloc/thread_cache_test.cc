@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -25,6 +26,88 @@ uint64_t RegionsOut(Arena* arena, uint32_t klass) {
   return arena->bins[klass].regions_out;
 }
 
+// Slots whose addresses cross a 64 KiB boundary, so that the low 16 bits of the bin's bounds
+// wrap between its first slot and its last: 8 slots before the boundary, the rest after.
+struct WrappingSlots {
+  static constexpr uint32_t kSlots = 64;
+  WrappingSlots() {
+    memory = static_cast<char*>(std::aligned_alloc(65536, 2 * 65536));
+    slots = reinterpret_cast<void**>(memory + 65536) - 8;
+  }
+  ~WrappingSlots() { std::free(memory); }
+  char* memory;
+  void** slots;
+};
+
+void* Token(uintptr_t i) { return reinterpret_cast<void*>((i + 1) * 16); }
+
+TEST(CacheBin, CountsAcrossBoundsWhoseLow16BitsWrap) {
+  WrappingSlots memory;
+  CacheBin bin{};
+  bin.Place(memory.slots, 0, WrappingSlots::kSlots);
+  EXPECT_EQ(bin.count(), 0u);
+  EXPECT_EQ(bin.capacity(), WrappingSlots::kSlots);
+  EXPECT_GT(bin.empty_bits, bin.full_bits) << "the test's bounds must wrap";
+  for (uint32_t i = 0; i < WrappingSlots::kSlots; ++i) {
+    ASSERT_FALSE(bin.full()) << i;
+    bin.Push(Token(i));
+    EXPECT_EQ(bin.count(), i + 1);
+  }
+  EXPECT_TRUE(bin.full());
+  EXPECT_EQ(bin.slots(), memory.slots);
+  for (uint32_t i = WrappingSlots::kSlots; i-- > 0;) EXPECT_EQ(bin.Pop(), Token(i));
+  EXPECT_EQ(bin.count(), 0u);
+}
+
+TEST(CacheBin, AllZeroIsEmptyAndFull) {
+  CacheBin bin{};  // g_no_cache's bins: both fast paths must take their slow ends
+  EXPECT_EQ(bin.count(), 0u);
+  EXPECT_TRUE(bin.full());
+  EXPECT_EQ(CacheBin::LowBits(bin.top), bin.low_water_bits) << "malloc's test: at the mark";
+  EXPECT_EQ(CacheBin::LowBits(bin.top), bin.empty_bits) << "and empty";
+}
+
+TEST(CacheBin, TheLowWaterMarkFollowsPopsAndTruncationsDownOnly) {
+  WrappingSlots memory;
+  CacheBin bin{};
+  bin.Place(memory.slots, 0, WrappingSlots::kSlots);
+  for (uint32_t i = 0; i < 20; ++i) bin.Push(Token(i));
+  bin.ResetLowWater();
+  EXPECT_EQ(bin.low_water(), 20u);
+  bin.Pop();
+  bin.Pop();
+  EXPECT_EQ(bin.low_water(), 18u);
+  bin.Push(Token(30));
+  EXPECT_EQ(bin.low_water(), 18u) << "a push leaves the mark";
+  bin.Truncate(10);  // a flush of the oldest: the rest moved down by the caller
+  EXPECT_EQ(bin.count(), 10u);
+  EXPECT_EQ(bin.low_water(), 10u);
+  bin.Truncate(10);
+  bin.Push(Token(40));
+  bin.Truncate(11);
+  EXPECT_EQ(bin.low_water(), 10u) << "a truncation above the mark leaves it";
+}
+
+TEST(CacheBin, AMoveKeepsTheRegionsTheirOrderAndTheLowWaterMark) {
+  WrappingSlots memory;
+  CacheBin bin{};
+  void* packed[16];
+  bin.Place(packed, 0, 16);
+  for (uint32_t i = 0; i < 12; ++i) bin.Push(Token(i));
+  bin.ResetLowWater();
+  bin.Pop();
+  bin.Pop();  // count 10, low water 10
+  bin.Push(Token(50));  // count 11
+  std::memcpy(memory.slots, bin.slots(), bin.count() * sizeof(void*));
+  bin.Move(memory.slots, WrappingSlots::kSlots);
+  EXPECT_EQ(bin.slots(), memory.slots);
+  EXPECT_EQ(bin.count(), 11u);
+  EXPECT_EQ(bin.capacity(), WrappingSlots::kSlots);
+  EXPECT_EQ(bin.low_water(), 10u);
+  EXPECT_EQ(bin.Pop(), Token(50));
+  for (uint32_t i = 10; i-- > 0;) EXPECT_EQ(bin.Pop(), Token(i));
+}
+
 TEST(ThreadCache, ASmallFreeStaysInTheCacheAndComesBackFirst) {
   void* block = lethe_malloc(200);
   lethe_free(block);
@@ -40,12 +123,12 @@ TEST(ThreadCache, CacheIsBoundedAndFlushesHalfWhenFull) {
   ThreadCache* cache = t_cache;
   ASSERT_NE(cache, nullptr);
   uint32_t klass = static_cast<uint32_t>(SmallClassOf(24));
-  EXPECT_LE(cache->bins[klass].count, cache->bins[klass].capacity);
+  EXPECT_LE(cache->bins[klass].count(), cache->bins[klass].capacity());
   lethe_stats_t stats;
   lethe_stats(&stats);
   EXPECT_LE(stats.thread_cache_bytes, 64u * 32 + 100000);
   lethe_purge();
-  EXPECT_EQ(cache->bins[klass].count, 0u);
+  EXPECT_EQ(cache->bins[klass].count(), 0u);
 }
 
 TEST(ThreadCache, BlocksFreedByAnotherThreadReturnToTheirOwnerArena) {
@@ -90,7 +173,7 @@ TEST(ThreadCache, AFlushOfRegionsFromTwoArenasReturnsEachToItsOwner) {
   std::vector<void*> local;
   for (int i = 0; i < 300; ++i) local.push_back(lethe_malloc(512));
   // The regions this thread's bin holds are out too, and go back at the purge below.
-  uint64_t own_before = RegionsOut(own, klass) - t_cache->bins[klass].count;
+  uint64_t own_before = RegionsOut(own, klass) - t_cache->bins[klass].count();
   uint64_t other_before = RegionsOut(other, klass);
   // Own, foreign, then three own to one foreign: the flushes meet both orders.
   for (size_t i = 0, j = 0; i < local.size() || j < foreign.size();) {
@@ -122,10 +205,10 @@ TEST(ThreadCache, AThreadThatOnlyFreesGetsACacheAtItsFirstFree) {
     ASSERT_TRUE(HasCache(t_cache));
     // The first region went to its arena, not into the new cache (allocator.cc:
     // FreeToFullCacheBin, passive false sharing).
-    EXPECT_EQ(t_cache->bins[klass].count, 0u);
+    EXPECT_EQ(t_cache->bins[klass].count(), 0u);
     EXPECT_EQ(RegionsOut(owner, klass), before - 1);
     for (uint32_t i = 1; i < kCount; ++i) lethe_free(blocks[i]);
-    EXPECT_EQ(t_cache->bins[klass].count, kCount - 1);
+    EXPECT_EQ(t_cache->bins[klass].count(), kCount - 1);
     EXPECT_EQ(RegionsOut(owner, klass), before - 1) << "no later free reached the arena";
   });
   consumer.join();
@@ -462,7 +545,7 @@ TEST(ThreadCache, BinsThatStaySmallWriteOnlyThePackedSlots) {
     ThreadCache* cache = t_cache;
     ASSERT_TRUE(HasCache(cache));
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
-      ASSERT_EQ(cache->bins[klass].slots, cache->packed[klass]) << "class " << klass;
+      ASSERT_EQ(cache->bins[klass].slots(), cache->packed[klass]) << "class " << klass;
     }
     // A reused cache's spread pages may hold its last owner's slots, dead since InitBins.
     PagesWithin spread = WholePagesWithin(cache->spread, std::end(cache->spread));
@@ -475,8 +558,8 @@ TEST(ThreadCache, BinsThatStaySmallWriteOnlyThePackedSlots) {
     }
     for (void* block : blocks) lethe_free(block);
     for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
-      EXPECT_EQ(cache->bins[klass].slots, cache->packed[klass]) << "class " << klass;
-      EXPECT_LE(cache->bins[klass].capacity, kPackedCacheSlots) << "class " << klass;
+      EXPECT_EQ(cache->bins[klass].slots(), cache->packed[klass]) << "class " << klass;
+      EXPECT_LE(cache->bins[klass].capacity(), kPackedCacheSlots) << "class " << klass;
     }
     EXPECT_EQ(ResidentCount(spread), 0u);
 
@@ -485,8 +568,8 @@ TEST(ThreadCache, BinsThatStaySmallWriteOnlyThePackedSlots) {
     std::vector<void*> burst;
     for (uint32_t i = 0; i < 3 * kPackedCacheSlots; ++i) burst.push_back(lethe_malloc(8));
     for (void* block : burst) lethe_free(block);
-    EXPECT_GT(bin.capacity, kPackedCacheSlots);
-    EXPECT_EQ(bin.slots, cache->spread + kSpreadCacheOffsets[kKlass]);
+    EXPECT_GT(bin.capacity(), kPackedCacheSlots);
+    EXPECT_EQ(bin.slots(), cache->spread + kSpreadCacheOffsets[kKlass]);
     // The burst's blocks, the newest regions in the bin, come back each once.
     std::vector<void*> again;
     for (uint32_t i = 0; i < burst.size(); ++i) again.push_back(lethe_malloc(8));
@@ -511,21 +594,21 @@ TEST(ThreadCache, ABinGrowsWithABurstAndKeepsItWithoutFlushing) {
     ThreadCache* cache = t_cache;
     ASSERT_TRUE(HasCache(cache));
     CacheBin& bin = cache->bins[klass];
-    EXPECT_EQ(bin.capacity, floor * 2) << "the first miss doubled the floor";
+    EXPECT_EQ(bin.capacity(), floor * 2) << "the first miss doubled the floor";
     std::vector<void*> blocks{first};
     for (int i = 1; i < burst; ++i) blocks.push_back(lethe_malloc(kSize));
     Arena* arena = cache->arena;
     uint64_t out = RegionsOut(arena, klass);
     for (void* block : blocks) lethe_free(block);
-    EXPECT_EQ(bin.capacity, ceiling);
+    EXPECT_EQ(bin.capacity(), ceiling);
     EXPECT_EQ(RegionsOut(arena, klass), out) << "a burst's frees under the ceiling flush nothing";
-    EXPECT_GE(bin.count, static_cast<uint32_t>(burst));
+    EXPECT_GE(bin.count(), static_cast<uint32_t>(burst));
     // Past the ceiling the bin flushes (older half) and stays bounded.
     blocks.clear();
     for (uint32_t i = 0; i < 4 * ceiling; ++i) blocks.push_back(lethe_malloc(kSize));
     for (void* block : blocks) lethe_free(block);
-    EXPECT_EQ(bin.capacity, ceiling);
-    EXPECT_LE(bin.count, bin.capacity);
+    EXPECT_EQ(bin.capacity(), ceiling);
+    EXPECT_LE(bin.count(), bin.capacity());
   });
   fresh.join();
   ValidateHeap();
@@ -544,18 +627,18 @@ TEST(ThreadCache, AnIdleBinShrinksToItsFloorAndGivesItsRegionsBack) {
     ASSERT_TRUE(HasCache(cache));
     for (void* block : blocks) lethe_free(block);
     CacheBin& bin = cache->bins[klass];
-    ASSERT_EQ(bin.capacity, ceiling);
+    ASSERT_EQ(bin.capacity(), ceiling);
     uint64_t out = RegionsOut(cache->arena, klass);
-    uint32_t cached = bin.count;
+    uint32_t cached = bin.count();
     // GC rounds with no allocation: every visit finds the bin's regions idle.
     for (int round = 0; round < 8; ++round) {
       for (size_t step = 0; step < kSmallClassCount + kLargeCacheBins; ++step) {
         ThreadCacheGcAfter(cache, false);
       }
     }
-    EXPECT_EQ(bin.capacity, floor);
-    EXPECT_LE(bin.count, bin.capacity);
-    EXPECT_EQ(RegionsOut(cache->arena, klass), out - (cached - bin.count));
+    EXPECT_EQ(bin.capacity(), floor);
+    EXPECT_LE(bin.count(), bin.capacity());
+    EXPECT_EQ(RegionsOut(cache->arena, klass), out - (cached - bin.count()));
   });
   worker.join();
   ValidateHeap();
@@ -579,8 +662,8 @@ TEST(ThreadCache, AThreadThatFreesItsWorkingSetShedsItsBinsToTheirFloors) {
     ThreadCacheGcAfter(cache, false);
     ThreadCacheGcAfter(cache, false);
     for (uint32_t k = 0; k < kSmallClassCount; ++k) {
-      EXPECT_EQ(cache->bins[k].capacity, CacheMinCapacity(kSmallSizes[k])) << "class " << k;
-      EXPECT_LE(cache->bins[k].count, cache->bins[k].capacity) << "class " << k;
+      EXPECT_EQ(cache->bins[k].capacity(), CacheMinCapacity(kSmallSizes[k])) << "class " << k;
+      EXPECT_LE(cache->bins[k].count(), cache->bins[k].capacity()) << "class " << k;
     }
     EXPECT_EQ(cache->large_bytes, 0u);
     EXPECT_GE(out - RegionsOut(cache->arena, klass), kGcEvents - CacheMinCapacity(kSmallSizes[klass]))
@@ -609,7 +692,7 @@ TEST(ThreadCache, AThreadThatAllocatesAsItFreesOrOnlyFreesKeepsItsBins) {
       for (void* block : blocks) lethe_free(block);
       ThreadCacheGcAfter(cache, false);
     }
-    EXPECT_EQ(cache->bins[klass].capacity, ceiling);
+    EXPECT_EQ(cache->bins[klass].capacity(), ceiling);
   });
   balanced.join();
   std::vector<void*> blocks;
@@ -621,7 +704,7 @@ TEST(ThreadCache, AThreadThatAllocatesAsItFreesOrOnlyFreesKeepsItsBins) {
     for (void* block : blocks) lethe_free(block);
     ThreadCacheGcAfter(cache, false);
     ThreadCacheGcAfter(cache, false);
-    EXPECT_EQ(cache->bins[klass].capacity, ceiling);
+    EXPECT_EQ(cache->bins[klass].capacity(), ceiling);
   });
   consumer.join();
   ValidateHeap();

@@ -96,7 +96,7 @@ TEST(TransferCache, ParkedRegionsAreReportedAndLethePurgeEmptiesThem) {
   CollectStats(&stats, classes);
   EXPECT_EQ(classes[klass].transfer_regions, parked);
   // Parked regions are not out: the thread cache's are.
-  EXPECT_EQ(RegionsOut(arena, klass), out_before + t_cache->bins[klass].count);
+  EXPECT_EQ(RegionsOut(arena, klass), out_before + t_cache->bins[klass].count());
 
   lethe_purge();
   EXPECT_TRUE(Parked(arena, klass).empty());
