@@ -73,10 +73,9 @@ int SmallClassFor(size_t size, size_t alignment) {
 void* AllocateSmall(uint32_t klass) {
   ThreadCache* cache = ThreadCacheGet();
   if (cache != nullptr) {
-    CacheBin& bin = cache->bins[klass];
-    if (bin.count() > 0) {
+    if (void* block = cache->bins[klass].TryPop()) {
       ++cache->allocation_count;
-      return bin.Pop();
+      return block;
     }
     return ThreadCacheFill(cache, klass);
   }

@@ -77,18 +77,8 @@ LETHE_ALWAYS_INLINE void* AllocateCached(size_t size) {
   if (LETHE_LIKELY(SmallAndFast(size))) {
     CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
                                                  SmallClassOffsetOf(size));
-    void** top = bin.top;
-    uint16_t bits = CacheBin::LowBits(top);
-    // At the low-water mark: empty (a miss), or the mark goes down with the top.
-    if (LETHE_UNLIKELY(bits == bin.low_water_bits)) {
-      if (bits == bin.empty_bits) return nullptr;
-      bin.low_water_bits = CacheBin::LowBits(top - 1);
-    }
-    --top;
-    bin.top = top;
-    void* block = *top;
-    // A bin never holds nullptr: told so, the caller's test for a miss folds away here.
-    if (block == nullptr) __builtin_unreachable();
+    void* block = bin.TryPop();
+    if (LETHE_UNLIKELY(block == nullptr)) return nullptr;
     if (LETHE_UNLIKELY(--cache->allocation_countdown == 0)) {
       return ThreadCacheGcThenReturn(cache, block);
     }
@@ -120,17 +110,13 @@ LETHE_ALWAYS_INLINE void FreeInChunk(void* pointer, uint32_t entry) {
     // The entry's class field, in place, is the bin's byte offset (16-byte bins at offset 0).
     CacheBin& bin = *reinterpret_cast<CacheBin*>(reinterpret_cast<char*>(cache->bins) +
                                                  (entry & (0xffu << kMapClassShift)));
-    void** top = bin.top;
-    if (LETHE_UNLIKELY(CacheBin::LowBits(top) == bin.full_bits)) {
-      return FreeToFullCacheBin(cache, MapClass(entry), pointer);
-    }
+    if (LETHE_UNLIKELY(bin.full())) return FreeToFullCacheBin(cache, MapClass(entry), pointer);
 #if LETHE_DEBUG_LEVEL >= 1
-    for (void** slot = bin.slots(); slot != top; ++slot) {
+    for (void** slot = bin.slots(); slot != bin.top; ++slot) {
       if (*slot == pointer) lethe_fatal_pointer("free(): double free ", pointer, "");
     }
 #endif
-    *top = pointer;
-    bin.top = top + 1;
+    bin.Push(pointer);
     return;
   }
   FreeInChunkSlow(pointer);

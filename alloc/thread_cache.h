@@ -131,10 +131,9 @@ struct CacheBin {
   }
   // The bin over `slots`, where the caller copied its regions: count and low water kept.
   void Move(void** slots, uint32_t capacity) {
-    uint32_t cached = count();
     uint32_t low = low_water();
-    Place(slots, low, capacity);
-    top = slots + cached;
+    Place(slots, count(), capacity);
+    low_water_bits = LowBits(slots + low);
   }
   void SetCapacity(uint32_t capacity) { full_bits = LowBits(slots() + capacity); }
   // Keeps slots()[0, count) (count <= count()), lowering the low-water mark with it.
@@ -145,10 +144,19 @@ struct CacheBin {
   void ResetLowWater() { low_water_bits = LowBits(top); }
   // Not full.
   void Push(void* region) { *top++ = region; }
-  // Not empty. The newest region, lowering the low-water mark when the top was at it.
-  void* Pop() {
-    if (LowBits(top) == low_water_bits) low_water_bits = LowBits(top - 1);
-    return *--top;
+  // The newest region, or nullptr when the bin is empty: malloc's fast path. Only a top at the
+  // low-water mark needs the empty test (the mark is never below the empty bound); otherwise the
+  // mark goes down with the top.
+  LETHE_ALWAYS_INLINE void* TryPop() {
+    uint16_t bits = LowBits(top);
+    if (LETHE_UNLIKELY(bits == low_water_bits)) {
+      if (bits == empty_bits) return nullptr;
+      low_water_bits = LowBits(top - 1);
+    }
+    void* region = *--top;
+    // A bin never holds nullptr: told so, a caller's test for a miss folds away.
+    if (region == nullptr) __builtin_unreachable();
+    return region;
   }
 };
 static_assert(sizeof(CacheBin) == 16 && sizeof(CacheBin) == 1u << kMapClassShift &&

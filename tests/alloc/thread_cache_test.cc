@@ -55,8 +55,9 @@ TEST(CacheBin, CountsAcrossBoundsWhoseLow16BitsWrap) {
   }
   EXPECT_TRUE(bin.full());
   EXPECT_EQ(bin.slots(), memory.slots);
-  for (uint32_t i = WrappingSlots::kSlots; i-- > 0;) EXPECT_EQ(bin.Pop(), Token(i));
+  for (uint32_t i = WrappingSlots::kSlots; i-- > 0;) EXPECT_EQ(bin.TryPop(), Token(i));
   EXPECT_EQ(bin.count(), 0u);
+  EXPECT_EQ(bin.TryPop(), nullptr) << "empty";
 }
 
 TEST(CacheBin, AllZeroIsEmptyAndFull) {
@@ -65,6 +66,7 @@ TEST(CacheBin, AllZeroIsEmptyAndFull) {
   EXPECT_TRUE(bin.full());
   EXPECT_EQ(CacheBin::LowBits(bin.top), bin.low_water_bits) << "malloc's test: at the mark";
   EXPECT_EQ(CacheBin::LowBits(bin.top), bin.empty_bits) << "and empty";
+  EXPECT_EQ(bin.TryPop(), nullptr);
 }
 
 TEST(CacheBin, TheLowWaterMarkFollowsPopsAndTruncationsDownOnly) {
@@ -74,8 +76,8 @@ TEST(CacheBin, TheLowWaterMarkFollowsPopsAndTruncationsDownOnly) {
   for (uint32_t i = 0; i < 20; ++i) bin.Push(Token(i));
   bin.ResetLowWater();
   EXPECT_EQ(bin.low_water(), 20u);
-  bin.Pop();
-  bin.Pop();
+  bin.TryPop();
+  bin.TryPop();
   EXPECT_EQ(bin.low_water(), 18u);
   bin.Push(Token(30));
   EXPECT_EQ(bin.low_water(), 18u) << "a push leaves the mark";
@@ -95,8 +97,8 @@ TEST(CacheBin, AMoveKeepsTheRegionsTheirOrderAndTheLowWaterMark) {
   bin.Place(packed, 0, 16);
   for (uint32_t i = 0; i < 12; ++i) bin.Push(Token(i));
   bin.ResetLowWater();
-  bin.Pop();
-  bin.Pop();  // count 10, low water 10
+  bin.TryPop();
+  bin.TryPop();  // count 10, low water 10
   bin.Push(Token(50));  // count 11
   std::memcpy(memory.slots, bin.slots(), bin.count() * sizeof(void*));
   bin.Move(memory.slots, WrappingSlots::kSlots);
@@ -104,8 +106,8 @@ TEST(CacheBin, AMoveKeepsTheRegionsTheirOrderAndTheLowWaterMark) {
   EXPECT_EQ(bin.count(), 11u);
   EXPECT_EQ(bin.capacity(), WrappingSlots::kSlots);
   EXPECT_EQ(bin.low_water(), 10u);
-  EXPECT_EQ(bin.Pop(), Token(50));
-  for (uint32_t i = 10; i-- > 0;) EXPECT_EQ(bin.Pop(), Token(i));
+  EXPECT_EQ(bin.TryPop(), Token(50));
+  for (uint32_t i = 10; i-- > 0;) EXPECT_EQ(bin.TryPop(), Token(i));
 }
 
 TEST(ThreadCache, ASmallFreeStaysInTheCacheAndComesBackFirst) {
