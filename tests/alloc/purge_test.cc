@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,8 +64,11 @@ void SetDirtyFloorPages(Arena* arena, size_t pages) {
 // the limit (no grace under kDirtyFloorMaxPages), which raced with the caller's own pass (it failed
 // under a loaded CI run: 3,328 dirty pages left of 4,352). The floor alone cannot keep it out of
 // reach (it counts up to the active pages only): dirty_percent does, on a run kept live for the
-// whole process.
-size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor, bool written = true) {
+// whole process. `under_lock(dirty)` runs under the arena's lock taken to lower the limit, so that
+// no pass of the purge thread comes between (under the floor's ceiling it purges an excess at
+// once, unsampled, and notes it: a caller that checks its own pass needs it out).
+size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor, bool written = true,
+                        const std::function<void(size_t)>& under_lock = nullptr) {
   static void* const kept = lethe_malloc(256 * 1024);  // reachable: not a leak
   std::vector<void*> blocks;
   for (size_t i = 0; i < count; ++i) {
@@ -80,10 +84,12 @@ size_t FreeRunsOf256KiB(Arena* arena, size_t count, size_t floor, bool written =
   // one active page allows 167,772 dirty ones
   SetOptionForTesting(&g_options.dirty_percent, uint32_t{1u << 24});
   for (void* block : blocks) lethe_free(block);
-  SetOptionForTesting(&g_options.dirty_percent, uint32_t{dirty_percent});
   MutexLock lock(&arena->lock);
+  SetOptionForTesting(&g_options.dirty_percent, uint32_t{dirty_percent});
   SetDirtyFloorPages(arena, floor);
-  return arena->heap.dirty_pages();
+  size_t dirty = arena->heap.dirty_pages();
+  if (under_lock) under_lock(dirty);
+  return dirty;
 }
 
 // Frees `count` runs of 256 KiB, allocated first (and touched), from the calling thread.
@@ -616,13 +622,15 @@ TEST(Purge, TheDirtyFloorGrowsOnlyWhenAnExcessPurgeComesWithinTheDecayTimeOfTheL
   ASSERT_FALSE(arena->caller);
   lethe_purge();
   auto floor_after_excess_since = [arena](uint64_t since_last_ns) {
-    size_t dirty = FreeRunsOf256KiB(arena, 4, kDirtyFloorMinPages);
-    MutexLock lock(&arena->lock);
-    EXPECT_GT(dirty, kDirtyFloorMinPages);
-    arena->last_excess_ns = DecayNowNs() - since_last_ns;  // modular, as NoteExcess reads it
-    ArenaPurgeExcess(arena);
-    EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages);  // the excess was purged
-    return DirtyFloorPages(*arena);
+    size_t floor = 0;
+    FreeRunsOf256KiB(arena, 4, kDirtyFloorMinPages, true, [&](size_t dirty) {
+      EXPECT_GT(dirty, kDirtyFloorMinPages);
+      arena->last_excess_ns = DecayNowNs() - since_last_ns;  // modular, as NoteExcess reads it
+      ArenaPurgeExcess(arena);
+      EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages);  // the excess was purged
+      floor = DirtyFloorPages(*arena);
+    });
+    return floor;
   };
   EXPECT_EQ(floor_after_excess_since(11 * kSecond), kDirtyFloorMinPages);
   EXPECT_EQ(floor_after_excess_since(9 * kSecond), 2 * kDirtyFloorMinPages);
@@ -668,23 +676,21 @@ TEST(Purge, AnExcessOfPagesNeverWrittenIsLeftToDecayAndAWrittenOneIsPurged) {
   ASSERT_FALSE(arena->caller);
   lethe_purge();
   constexpr size_t kRuns = 32;  // 8 MiB: 2,048 dirty pages over a floor of 64
-  size_t dirty = FreeRunsOf256KiB(arena, kRuns, kDirtyFloorMinPages, /*written=*/false);
-  {
-    MutexLock lock(&arena->lock);
+  FreeRunsOf256KiB(arena, kRuns, kDirtyFloorMinPages, /*written=*/false, [arena](size_t dirty) {
     ASSERT_GE(dirty, kRuns * 64);
     ArenaPurgeExcess(arena);
     EXPECT_EQ(arena->heap.dirty_pages(), dirty);
     EXPECT_EQ(arena->dirty_checked_pages, dirty);
     ArenaPurgeExcess(arena);  // no more dirty pages since the sample: no new one
     EXPECT_EQ(arena->dirty_checked_pages, dirty);
-  }
+  });
   lethe_purge();
-  dirty = FreeRunsOf256KiB(arena, kRuns, kDirtyFloorMinPages, /*written=*/true);
-  MutexLock lock(&arena->lock);
-  ASSERT_GE(dirty, kRuns * 64);
-  ArenaPurgeExcess(arena);
-  EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages / 2);
-  EXPECT_EQ(arena->dirty_checked_pages, 0u);
+  FreeRunsOf256KiB(arena, kRuns, kDirtyFloorMinPages, /*written=*/true, [arena](size_t dirty) {
+    ASSERT_GE(dirty, kRuns * 64);
+    ArenaPurgeExcess(arena);
+    EXPECT_LE(arena->heap.dirty_pages(), kDirtyFloorMinPages / 2);
+    EXPECT_EQ(arena->dirty_checked_pages, 0u);
+  });
 }
 
 TEST(Purge, ResidentPagesCountsOnlyThePagesWritten) {
