@@ -237,11 +237,12 @@ void ArenaPurgeExcess(Arena* arena) {
 
 void (*g_purge_unlocked_hook)(Arena* arena) = nullptr;
 
-uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
+uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t base_decay_ns,
                            uint64_t excess_grace_ns) {
   PurgingRuns runs;
   arena->lock.Lock();
   ArenaDrainRemoteFrees(arena);
+  uint64_t decay_ns = arena->decay.DecayNs(base_decay_ns);
   // Its own clock reading: a run freed since now_ns was read is already newer in the dirty LRU.
   bool parked = ArenaTrimTransfer(arena, DecayNowNs(), false);
   // A grace only for batches: more dirty pages than the floor's ceiling, or a floor grown to it.
@@ -265,6 +266,7 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
   // At most the pages dirty now: runs freed meanwhile wait for the next pass (with decay_ms:0 a
   // thread freeing in a loop would otherwise keep this one here).
   size_t budget = arena->heap.dirty_pages();
+  size_t decayed = 0;
   while (budget > 0 &&
          arena->heap.TakeForPurge(now_ns, decay_ns, max_dirty, excess_grace_ns, &runs) > 0) {
     arena->lock.Unlock();
@@ -272,9 +274,12 @@ uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
     runs.Purge();
     arena->lock.Lock();
     arena->heap.ReturnPurged(runs);
+    decayed += runs.decayed_pages;
     size_t pages = runs.pages();
     budget = pages < budget ? budget - pages : 0;
   }
+  ArenaNoteDecayPass(arena, now_ns, decayed, base_decay_ns);
+  decay_ns = arena->decay.DecayNs(base_decay_ns);  // the deadline's: the judged one
   uint64_t oldest = ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
   uint64_t deadline = oldest == UINT64_MAX ? UINT64_MAX : oldest + decay_ns;
   if (arena->heap.dirty_pages() > limit) {  // left to its grace

@@ -17,6 +17,7 @@
 #include "bin.h"
 #include "compiler.h"
 #include "chunk.h"
+#include "decay_adaptation.h"
 #include "mutex.h"
 #include "options.h"
 #include "page_heap.h"
@@ -37,7 +38,7 @@ inline constexpr size_t kDirtyFloorMinPages = 64;
 inline constexpr size_t kDirtyFloorMaxPages = 4096;
 // The repeat window is the decay time: bursts a few tenths of a second apart (the engine's page
 // loads) must count as repeats on a slow machine too. The floor holds back excess purges only:
-// decay still purges every page dirty for decay_ms, idle or not.
+// decay still purges every page dirty for the arena's decay time, idle or not.
 
 // An excess over the dirty limit is left to decay when its pages hold little memory:
 // kDirtySampleRuns dirty runs, the oldest and the newest, are sampled with mincore, and when at
@@ -62,6 +63,7 @@ struct Arena {
   uint64_t large_allocations = 0; // cumulative
   uint64_t large_frees = 0;
   uint64_t last_decay_ns = 0;     // last opportunistic decay check
+  DecayAdaptation decay;          // the arena's decay time: decay_ms, doubled on refaults
   // The dirty floor is kDirtyFloorMinPages << dirty_floor_doublings (DirtyFloorPages): zero
   // until grown, so that g_arenas stays in .bss, whose pages are not read from the file.
   uint32_t dirty_floor_doublings = 0;
@@ -192,8 +194,15 @@ void ArenaPurgeExcess(Arena* arena);
 // transfer cache first. Returns when the arena next has work (UINT64_MAX: none): a decay
 // deadline, or sooner the end of the grace of pages over the limit, or the next trim while
 // regions stay in the transfer cache.
-uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t decay_ns,
+// `base_decay_ns` is decay_ms; the arena's own decay time is arena->decay's.
+uint64_t ArenaPurgeUnlocked(Arena* arena, uint64_t now_ns, uint64_t base_decay_ns,
                            uint64_t excess_grace_ns);
+// Under the arena's lock, after a decay pass that purged `decayed_pages` for their age: tells
+// the arena's decay adaptation (decay_adaptation.h).
+inline void ArenaNoteDecayPass(Arena* arena, uint64_t now_ns, size_t decayed_pages,
+                               uint64_t base_decay_ns) {
+  arena->decay.AfterPass(now_ns, arena->heap.clean_pages_taken(), decayed_pages, base_decay_ns);
+}
 // Under the arena's lock, at the end of a decay pass: unmaps the heap's idle empty chunks
 // (page_heap.h step 6) and returns the oldest time that decay_ns later makes work (a dirty run's
 // or an empty chunk's), which the purger sleeps until.

@@ -48,11 +48,13 @@ constexpr uint64_t kClockSlackNs = 5000000;
 
 // Decays one arena (and purges what exceeds its dirty limit); returns when it next has work
 // (UINT64_MAX: none). Automatic arenas purge without their lock held (ArenaPurgeUnlocked).
-uint64_t PurgeArena(Arena* arena, uint64_t now_ns, uint64_t decay_ns) {
-  if (!arena->caller) return ArenaPurgeUnlocked(arena, now_ns, decay_ns, ExcessGraceNs());
+uint64_t PurgeArena(Arena* arena, uint64_t now_ns, uint64_t base_decay_ns) {
+  if (!arena->caller) return ArenaPurgeUnlocked(arena, now_ns, base_decay_ns, ExcessGraceNs());
   ArenaLock lock(arena);
   ArenaPurgeExcess(arena);
-  arena->heap.PurgeDecayed(now_ns, decay_ns);
+  size_t decayed = arena->heap.PurgeDecayed(now_ns, arena->decay.DecayNs(base_decay_ns));
+  ArenaNoteDecayPass(arena, now_ns, decayed, base_decay_ns);
+  uint64_t decay_ns = arena->decay.DecayNs(base_decay_ns);
   uint64_t oldest = ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
   return oldest == UINT64_MAX ? UINT64_MAX : oldest + decay_ns;
 }
@@ -198,8 +200,10 @@ void DecayAfterRelease(Arena* arena) {
   if (now - arena->last_decay_ns >= decay_ns / 8) {
     arena->last_decay_ns = now;
     ArenaTrimTransfer(arena, now, false);
-    arena->heap.PurgeDecayed(now, decay_ns);
-    arena->heap.UnmapIdleChunks(now, decay_ns);
+    uint64_t arena_decay_ns = arena->decay.DecayNs(decay_ns);
+    size_t decayed = arena->heap.PurgeDecayed(now, arena_decay_ns);
+    ArenaNoteDecayPass(arena, now, decayed, decay_ns);
+    arena->heap.UnmapIdleChunks(now, arena->decay.DecayNs(decay_ns));
   }
 }
 

@@ -1,7 +1,9 @@
 // decay.h — when dirty pages go back to the OS.
 //
-// A dirty run is purged (madvise) once it has been dirty for LETHE_OPTIONS=decay_ms (default
-// 1000 ms). Three drivers, so that an idle process returns memory too:
+// A dirty run is purged (madvise) once it has been dirty for its arena's decay time:
+// LETHE_OPTIONS=decay_ms (default 1000 ms), doubled up to 8x while the pages decay purges are
+// taken back soon after (decay_adaptation.h; the huge regions adapt the same way). Three drivers,
+// so that an idle process returns memory too:
 //  - the background purge thread (default; LETHE_OPTIONS=decay_thread:0 turns it off): started at
 //    the first release once releases have gone on for decay_ms / 16 (before, nothing is due that
 //    it would do: see PurgerDue in decay.cc), or sooner by a release that leaves 1 MiB dirty in

@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "decay.h"
+#include "decay_adaptation.h"
 #include "lethe/check.h"
 #include "mutex.h"
 #include "options.h"
@@ -47,6 +48,8 @@ constinit uint64_t g_dirty_pages = 0;
 constinit uint64_t g_live_pages = 0;  // in live blocks (and shrunk tails not yet released)
 constinit uint64_t g_reused_bytes = 0;
 constinit uint64_t g_grown_in_place = 0;
+constinit uint64_t g_clean_taken_pages = 0;  // cut for blocks from clean spans (a fault each)
+constinit DecayAdaptation g_decay;           // the regions' decay time (decay_adaptation.h)
 // HugeRegionTake calls, in quarters of a block over kLargeMaxBytes (kHugeWarmupBlocks).
 constinit std::atomic<uint64_t> g_warmup_quarters{0};
 
@@ -408,6 +411,7 @@ bool TakeLocked(uint32_t pages, Place* out, uint32_t* dirty) {
     *dirty = span.state == SpanState::kDirty ? pages : 0;
     CutFront(static_cast<size_t>(index), pages);
   }
+  g_clean_taken_pages += pages - *dirty;
   MarkLive(span.region, span.first, pages);
   g_live_pages += pages;
   *out = Place{span.region, span.first};
@@ -560,13 +564,20 @@ void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes) {
   Release(place.region, place.first + new_pages, old_pages - new_pages);
 }
 
-uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns, uint64_t excess_grace_ns) {
-  bool everything = now_ns == UINT64_MAX && decay_ns == 0;
+uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t base_decay_ns, uint64_t excess_grace_ns) {
+  bool everything = now_ns == UINT64_MAX && base_decay_ns == 0;
+  uint64_t decay_ns;
+  {
+    MutexLock lock(&g_lock);
+    decay_ns = g_decay.DecayNs(base_decay_ns);
+  }
   uint64_t cutoff = now_ns >= decay_ns ? now_ns - decay_ns : 0;
+  size_t decayed = 0;
   PurgeChosen(
-      [cutoff] {
+      [cutoff, &decayed] {
         for (size_t i = 0; i < g_span_count; ++i) {
           if (g_spans[i].state == SpanState::kDirty && g_spans[i].freed_ns <= cutoff) {
+            decayed += g_spans[i].pages;
             return static_cast<long>(i);
           }
         }
@@ -577,6 +588,10 @@ uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns, uint64_t excess_gra
   bool excess = EnforceDirtyLimit(now_ns, grace_ns);
   ValidateIfExpensive();
   MutexLock lock(&g_lock);
+  if (!everything) {
+    g_decay.AfterPass(now_ns, g_clean_taken_pages, decayed, base_decay_ns);
+    decay_ns = g_decay.DecayNs(base_decay_ns);
+  }
   if (everything) {
     for (size_t i = g_span_count; i-- > 0;) {
       if (i < g_span_count) UnmapIfEmpty(i);
@@ -585,6 +600,11 @@ uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns, uint64_t excess_gra
   long oldest = OldestDirtyLocked();
   if (oldest == kNone) return UINT64_MAX;
   return g_spans[oldest].freed_ns + (excess ? std::min(grace_ns, decay_ns) : decay_ns);
+}
+
+uint64_t HugeRegionDecayNs(uint64_t base_decay_ns) {
+  MutexLock lock(&g_lock);
+  return g_decay.DecayNs(base_decay_ns);
 }
 
 HugeRegionStats GetHugeRegionStats() {
@@ -659,6 +679,11 @@ void HugeRegionValidate() {
   for (size_t i = 0; i < g_region_count; ++i) {
     LETHE_CHECK(free_pages[i] <= kHugeRegionPages, "huge region has more free pages than pages");
   }
+}
+
+void HugeRegionResetDecayForTesting() {
+  MutexLock lock(&g_lock);
+  g_decay = DecayAdaptation{};
 }
 
 void HugeRegionLimitRecordsForTesting(size_t records) {

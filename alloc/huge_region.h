@@ -96,11 +96,14 @@ size_t HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes,
                              size_t room_bytes = 0);
 // Shrinks the block in place; the tail becomes a dirty free span.
 void HugeRegionShrink(void* block, size_t old_bytes, size_t new_bytes);
-// Purges dirty spans freed at or before now_ns - decay_ns (every one with decay_ns = 0 and now_ns
-// = UINT64_MAX), and the oldest over huge_cache_kb once freed at or before now_ns -
-// excess_grace_ns (the purge thread's ExcessGraceNs, decay.h), and unmaps regions left wholly
-// free and clean; returns the next deadline (UINT64_MAX: nothing dirty).
-uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t decay_ns, uint64_t excess_grace_ns = 0);
+// Purges dirty spans freed at or before now_ns minus the regions' decay time (base_decay_ns,
+// decay_ms, lengthened on refaults as an arena's: decay_adaptation.h; every span with
+// base_decay_ns = 0 and now_ns = UINT64_MAX), and the oldest over huge_cache_kb once freed at or
+// before now_ns - excess_grace_ns (the purge thread's ExcessGraceNs, decay.h), and unmaps regions
+// left wholly free and clean; returns the next deadline (UINT64_MAX: nothing dirty).
+uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t base_decay_ns, uint64_t excess_grace_ns = 0);
+// The regions' decay time now, for a base of base_decay_ns.
+uint64_t HugeRegionDecayNs(uint64_t base_decay_ns);
 
 struct HugeRegionStats {
   uint64_t dirty_bytes;     // in free spans, resident or maybe
@@ -118,6 +121,8 @@ void HugeRegionValidate();
 // Test hook: at most `records` span records (0 restores kHugeSpanRecords), to reach the full
 // purge that makes room.
 void HugeRegionLimitRecordsForTesting(size_t records);
+// Tests: the regions' decay back to its base, with nothing judged yet.
+void HugeRegionResetDecayForTesting();
 
 void HugeRegionLockForFork();
 void HugeRegionUnlockAfterFork(bool child);

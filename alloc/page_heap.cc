@@ -176,6 +176,7 @@ bool PageHeap::TakeRun(uint32_t pages, bool clean_first, Span* out, bool* zeroed
         InsertFree(chunk, page + pages, run_pages - pages, dirty != 0, since, lru_prev);
       }
       active_pages_ += pages;
+      if (dirty == 0) clean_pages_taken_ += pages;
       *out = Span{chunk, page, pages};
       *zeroed = dirty == 0;
       return true;
@@ -358,6 +359,7 @@ bool PageHeap::GrowLargeInPlace(Chunk* chunk, uint32_t page, uint32_t new_pages)
   chunk->map[page] = MapLargeHead(new_pages);
   for (uint32_t i = old_pages; i < new_pages; ++i) chunk->map[page + i] = MapLargeInterior(i);
   active_pages_ += need;
+  if (!dirty) clean_pages_taken_ += need;
   return true;
 }
 
@@ -410,10 +412,12 @@ size_t PurgingRuns::pages() const {
 size_t PageHeap::TakeForPurge(uint64_t now_ns, uint64_t decay_ns, size_t max_dirty_pages,
                               uint64_t excess_grace_ns, PurgingRuns* runs) {
   runs->count = 0;
+  runs->decayed_pages = 0;
   auto dirty_for = [&](uint64_t ns) { return now_ns >= ns && lru_->dirty_since_ns <= now_ns - ns; };
   while (lru_ != nullptr && runs->count < PurgingRuns::kMax &&
          ((dirty_pages_ > max_dirty_pages && dirty_for(excess_grace_ns)) || dirty_for(decay_ns))) {
     FreeRunNode* node = lru_;
+    bool decayed = dirty_for(decay_ns);  // before the run leaves the LRU
     Chunk* chunk = ChunkOf(node);
     uint32_t page = NodePage(chunk, node);
     uint32_t pages = MapCount(chunk->map[page]);
@@ -423,6 +427,7 @@ size_t PageHeap::TakeForPurge(uint64_t now_ns, uint64_t decay_ns, size_t max_dir
       RemoveFree(chunk, page);
       MarkLarge(chunk, page, pages);
     }
+    if (decayed) runs->decayed_pages += pages;
     chunk->map[page] |= kMapPurging;
     purging_pages_ += pages;
     runs->addresses[runs->count] = PageAddress(chunk, page);
@@ -498,9 +503,11 @@ void PageHeap::ReleaseAll() {
   while (chunks_ != nullptr) UnmapChunk(chunks_);
   uint32_t small_flags = small_flags_;
   uint64_t purged = purged_pages_total_;
+  uint64_t clean_taken = clean_pages_taken_;
   *this = PageHeap{};
   Init(small_flags);
   purged_pages_total_ = purged;
+  clean_pages_taken_ = clean_taken;
 }
 
 PageHeap::DirtySample PageHeap::SampleDirty(uint32_t max_runs) const {

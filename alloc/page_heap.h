@@ -100,6 +100,7 @@ struct PurgingRuns {
   void* addresses[kMax];
   size_t bytes[kMax];
   size_t count = 0;
+  size_t decayed_pages = 0;  // of their pages, those taken for their age (not over the limit)
   // Returns the runs' pages to the OS (one batch); made without the arena's lock.
   void Purge() const;
   size_t pages() const;
@@ -142,8 +143,8 @@ class PageHeap {
   // Purges every dirty run and unmaps every empty chunk.
   size_t PurgeAll();
   // With no live run left (active_pages() == 0): unmaps every chunk without purging first and
-  // leaves the heap as Init left it (the cumulative purge count stays). For a caller arena
-  // whose last block went: its chunks go back whole.
+  // leaves the heap as Init left it (the cumulative purge and clean-take counts stay). For a
+  // caller arena whose last block went: its chunks go back whole.
   void ReleaseAll();
   // Step 9. Takes up to PurgingRuns::kMax of the oldest dirty runs while they are decayed
   // (dirty since now_ns - decay_ns or before), or while the dirty pages exceed max_dirty_pages
@@ -174,6 +175,9 @@ class PageHeap {
   size_t parked_pages() const { return parked_pages_; }
   size_t chunk_count() const { return chunk_count_; }
   uint64_t purged_pages_total() const { return purged_pages_total_; }
+  // Clean pages (purged, or never written) handed out to runs, cumulative: each costs a fault
+  // when written (decay_adaptation.h counts the purged ones that come back).
+  uint64_t clean_pages_taken() const { return clean_pages_taken_; }
   size_t largest_free_run() const;  // for tests
   Chunk* first_chunk() const { return chunks_; }
 
@@ -252,6 +256,7 @@ class PageHeap {
   size_t dirty_pages_ = 0;
   size_t chunk_count_ = 0;
   uint64_t purged_pages_total_ = 0;
+  uint64_t clean_pages_taken_ = 0;
   size_t purging_pages_ = 0;  // in runs taken for purging (step 9)
 };
 

@@ -1,6 +1,7 @@
 // Statistics (see stats.h).
 #include "stats.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -138,6 +139,18 @@ void CollectStats(lethe_stats_t* out, ClassStats* classes, uint64_t* parked_byte
   out->peak_allocated_bytes = g_peak_held_bytes.load(std::memory_order_relaxed);
 }
 
+namespace {
+// The longest decay time an arena or the huge regions have now (decay_adaptation.h), in ms.
+uint64_t LongestDecayMs() {
+  uint64_t longest = HugeRegionDecayNs(DecayMsOption());
+  ForEachArena([&](Arena& arena) {
+    ArenaLock lock(&arena);
+    longest = std::max(longest, arena.decay.DecayNs(DecayMsOption()));
+  });
+  return longest;
+}
+}  // namespace
+
 void PrintStats(FILE* out) {
   lethe_stats_t stats;
   ClassStats classes[kSmallClassCount];
@@ -147,13 +160,14 @@ void PrintStats(FILE* out) {
   auto u = [](uint64_t value) { return static_cast<unsigned long long>(value); };
   int length = snprintf(
       buffer, sizeof(buffer),
-      "lethe allocator: bundled (arenas %llu, purge thread %s, decay %llu ms)\n"
+      "lethe allocator: bundled (arenas %llu, purge thread %s, decay %llu ms, now up to %llu)\n"
       "  allocated %llu  active %llu  mapped %llu  resident~ %llu\n"
       "  dirty %llu (parked runs %llu)  purged %llu  metadata %llu  bin unused %llu"
       "  transfer caches %llu  thread caches %llu\n"
       "  allocations %llu  frees %llu  chunks %llu  huge %llu (%llu bytes)\n"
       "  oom events %llu  low-memory callbacks %llu  reserve used %llu  peak allocated %llu\n",
       u(stats.arena_count), PurgerRunning() ? "on" : "off", u(DecayMsOption()),
+      u(LongestDecayMs()),
       u(stats.allocated_bytes), u(stats.active_bytes), u(stats.mapped_bytes),
       u(stats.resident_bytes), u(stats.dirty_bytes), u(parked), u(stats.purged_bytes),
       u(stats.metadata_bytes), u(stats.bin_unused_bytes), u(stats.transfer_cache_bytes),

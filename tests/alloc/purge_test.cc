@@ -856,10 +856,20 @@ TEST(OutOfMemory, PurgeThenCallbackThenReserveThenEnomemUnderRlimitAs) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// The arena's decay back to decay_ms, with nothing judged (decay_adaptation.h), and a dirty limit
+// of kDirtyFloorMaxPages: what these tests free stays under it, for decay to purge.
+void ResetDecayAdaptation(Arena* arena) {
+  MutexLock lock(&arena->lock);
+  arena->decay = DecayAdaptation{};
+  SetDirtyFloorPages(arena, kDirtyFloorMaxPages);
+  arena->churn_active_pages = 0;
+}
+
 // Last: the first lethe_decay_tick switches this process to the caller's clock for good (and
 // the background thread off), which the tests above must not see when run in one process.
 TEST(Purge, DecayTickPurgesRunsOlderThanTheDecayTimeOnly) {
   lethe_purge();  // nothing left dirty by earlier tests, which would be older than `start`
+  ResetDecayAdaptation(ThreadArena());
   uint64_t start = OsNowNs();
   lethe_decay_tick(start);
   void* keep = lethe_malloc(20000);
@@ -888,6 +898,7 @@ TEST(Purge, DecayTickPurgesHugeRegionPagesOlderThanTheDecayTimeOnly) {
   // Freed huge pages are kept once kHugeWarmupBlocks were asked for.
   for (uint64_t i = 0; i < kHugeWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
   lethe_purge();
+  HugeRegionResetDecayForTesting();
   uint64_t start = OsNowNs();
   lethe_decay_tick(start);
   auto* block = static_cast<unsigned char*>(lethe_malloc(3 << 20));
@@ -904,6 +915,95 @@ TEST(Purge, DecayTickPurgesHugeRegionPagesOlderThanTheDecayTimeOnly) {
   errno = 0;
   EXPECT_EQ(mincore(block, kPageBytes, &resident), -1);  // unmapped
   EXPECT_EQ(errno, ENOMEM);
+}
+
+// Decay purges 512 pages; the next load takes 512 clean pages back, and decay purges what it
+// freed: the first epoch, judged once the second is a decay time old, doubles the arena's decay.
+// The next batch then stays dirty for two seconds. (The rule's arithmetic:
+// decay_adaptation_test.cc.)
+TEST(Purge, DecayTickDoublesAnArenasDecayWhenThePagesItPurgedAreTakenBack) {
+  Arena* arena = ThreadArena();
+  lethe_purge();
+  ResetDecayAdaptation(arena);
+  constexpr uint64_t kMs = 1'000'000;
+  uint64_t start = OsNowNs();
+  auto dirty = [arena] {
+    MutexLock lock(&arena->lock);
+    return arena->heap.dirty_pages();
+  };
+  auto doublings = [arena] {
+    MutexLock lock(&arena->lock);
+    return arena->decay.doublings();
+  };
+  lethe_decay_tick(start);
+  AllocateAndFreeRunsOf256KiB(8);  // 512 dirty pages
+  ASSERT_GE(dirty(), 512u);
+  lethe_decay_tick(start + 1000 * kMs);
+  ASSERT_LT(dirty(), 512u);  // decayed: the first epoch
+  lethe_decay_tick(start + 1500 * kMs);
+  AllocateAndFreeRunsOf256KiB(8);  // the purged pages, taken back clean
+  lethe_decay_tick(start + 2000 * kMs);
+  lethe_decay_tick(start + 2500 * kMs);  // the second batch decays: the second epoch
+  EXPECT_EQ(doublings(), 0u);
+  lethe_decay_tick(start + 3500 * kMs);  // the first is judged
+  EXPECT_EQ(doublings(), 1u);
+  AllocateAndFreeRunsOf256KiB(8);
+  lethe_decay_tick(start + 5000 * kMs);  // 1.5 s later: under the arena's 2 s
+  EXPECT_GE(dirty(), 512u);
+  lethe_decay_tick(start + 5500 * kMs);
+  EXPECT_LT(dirty(), 512u);
+  ValidateHeap();
+}
+
+// A load that purges nothing does not lengthen the decay: the pages a program grows by are no
+// refaults (decay purges 512 pages, the next load takes only 128 clean ones back).
+TEST(Purge, DecayTickKeepsAnArenasDecayWhenLittleOfWhatItPurgedComesBack) {
+  Arena* arena = ThreadArena();
+  lethe_purge();
+  ResetDecayAdaptation(arena);
+  constexpr uint64_t kMs = 1'000'000;
+  uint64_t start = OsNowNs();
+  lethe_decay_tick(start);
+  AllocateAndFreeRunsOf256KiB(8);
+  lethe_decay_tick(start + 1000 * kMs);
+  lethe_decay_tick(start + 1500 * kMs);
+  AllocateAndFreeRunsOf256KiB(2);
+  for (uint64_t ms = 2000; ms <= 4000; ms += 500) lethe_decay_tick(start + ms * kMs);
+  MutexLock lock(&arena->lock);
+  EXPECT_EQ(arena->decay.doublings(), 0u);
+}
+
+// The huge regions adapt as an arena does: a 3 MiB block purged by decay and cut again from
+// clean pages doubles their decay.
+TEST(Purge, DecayTickDoublesTheHugeRegionsDecayWhenTheirPurgedPagesAreTakenBack) {
+  for (uint64_t i = 0; i < kHugeWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
+  lethe_purge();
+  HugeRegionResetDecayForTesting();
+  constexpr uint64_t kMs = 1'000'000;
+  constexpr size_t kBytes = 3 << 20;
+  uint64_t start = OsNowNs();
+  auto write_and_free = [] {
+    void* block = lethe_malloc(kBytes);
+    ASSERT_NE(block, nullptr);
+    std::memset(block, 1, kBytes);
+    lethe_free(block);
+  };
+  lethe_decay_tick(start);
+  write_and_free();
+  lethe_decay_tick(start + 1000 * kMs);
+  ASSERT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
+  lethe_decay_tick(start + 1500 * kMs);
+  write_and_free();
+  lethe_decay_tick(start + 2000 * kMs);
+  lethe_decay_tick(start + 2500 * kMs);
+  EXPECT_EQ(HugeRegionDecayNs(1000 * kMs), 1000 * kMs);
+  lethe_decay_tick(start + 3500 * kMs);
+  EXPECT_EQ(HugeRegionDecayNs(1000 * kMs), 2000 * kMs);
+  write_and_free();
+  lethe_decay_tick(start + 5000 * kMs);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, kBytes);
+  lethe_decay_tick(start + 5500 * kMs);
+  EXPECT_EQ(GetHugeRegionStats().dirty_bytes, 0u);
 }
 
 }  // namespace
