@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "allocator.h"
 #include "arena.h"
 #include "lethe/alloc.h"
+#include "os.h"
 
 namespace lethe::internal {
 namespace {
@@ -310,6 +312,53 @@ TEST(CallerArena, ManyThreadsBoundToOneArenaWhileOthersFreeItsBlocks) {
   EXPECT_EQ(stats.allocation_count, 8000u);
   ValidateHeap();
   EXPECT_EQ(lethe_arena_destroy(arena, nullptr), 0);
+}
+
+// Last: the first lethe_decay_tick switches this process to the caller's clock for good.
+// A caller arena decays under its lock (not by the purger's unlocked pass), and adapts its decay
+// as an automatic arena does: 512 pages purged by decay, then taken back clean by the next batch,
+// double it (decay_adaptation.h).
+TEST(CallerArena, ItsDecayDoublesWhenThePagesDecayPurgedAreTakenBack) {
+  lethe_arena_t handle = lethe_arena_create();
+  Arena* arena = ArenaOfHandle(handle);
+  {
+    MutexLock lock(&arena->lock);  // a dirty limit of kDirtyFloorMaxPages: the batches decay
+    arena->dirty_floor_doublings =
+        static_cast<uint32_t>(std::countr_zero(kDirtyFloorMaxPages / kDirtyFloorMinPages));
+    arena->churn_active_pages = 0;
+  }
+  auto doublings = [arena] {
+    MutexLock lock(&arena->lock);
+    return arena->decay.doublings();
+  };
+  auto batch = [] {  // 8 runs of 256 KiB, written, freed: 512 dirty pages
+    std::vector<void*> blocks;
+    for (int i = 0; i < 8; ++i) {
+      blocks.push_back(lethe_malloc(256 * 1024));
+      std::memset(blocks.back(), 1, 256 * 1024);
+    }
+    for (void* block : blocks) lethe_free(block);
+  };
+  constexpr uint64_t kMs = 1'000'000;
+  lethe::ArenaScope scope(handle);
+  ASSERT_TRUE(scope.ok());
+  void* keep = lethe_malloc(100);
+  ASSERT_TRUE(InArena(keep, handle));
+  uint64_t start = OsNowNs();
+  lethe_decay_tick(start);
+  batch();
+  EXPECT_GE(Stats(handle).dirty_bytes, 512u * kPageBytes);
+  lethe_decay_tick(start + 1000 * kMs);
+  EXPECT_LT(Stats(handle).dirty_bytes, 512u * kPageBytes);  // decayed
+  lethe_decay_tick(start + 1500 * kMs);
+  batch();
+  lethe_decay_tick(start + 2000 * kMs);
+  lethe_decay_tick(start + 2500 * kMs);
+  EXPECT_EQ(doublings(), 0u);
+  lethe_decay_tick(start + 3500 * kMs);
+  EXPECT_EQ(doublings(), 1u);
+  lethe_free(keep);
+  ValidateHeap();
 }
 
 }  // namespace
