@@ -1,8 +1,8 @@
 // options.h — the allocator's run-time options, read once from LETHE_OPTIONS at initialisation
 // ("decay_ms:1000,decay_thread:1,...") without allocating (the parser reads environ in place).
 //
-//   decay_ms:N        dirty pages older than N ms are purged (default 1000; 0 = purge at once);
-//                     up to 8N where purged pages come back (decay_adaptation.h)
+//   decay_ms:N        dirty pages older than N ms are purged (default 1000; 0 = purge at once;
+//                     at most 2^32); up to 8N where purged pages come back (decay_adaptation.h)
 //   decay_thread:0|1  background purge thread (default 1)
 //   dirty_percent:N   dirty pages above N% of active pages are purged at once (default 6)
 //   oom_reserve_kb:N  address space kept mapped for the last step of out-of-memory (default 0)

@@ -795,7 +795,10 @@ TEST(Options, ParsesEveryKeyAndRejectsBadItems) {
   EXPECT_TRUE(options.slop);
   Options untouched;
   EXPECT_FALSE(ParseOptions("decay_ms:abc,nonsense:1,arenas:0,,decay_thread", &untouched));
+  EXPECT_FALSE(ParseOptions("decay_ms:4294967297", &untouched));  // 2^32 + 1
   EXPECT_EQ(untouched.decay_ms, 1000u);
+  EXPECT_TRUE(ParseOptions("decay_ms:4294967296", &untouched));
+  EXPECT_EQ(untouched.decay_ms, uint64_t{1} << 32);
   EXPECT_EQ(untouched.arenas, 0u);
 }
 
