@@ -18,7 +18,8 @@ void DecayAdaptation::AfterPass(uint64_t now_ns, uint64_t clean_taken_total, siz
     MatchTakes(taken);
   }
   last_pass_ns_ = now_ns;
-  if (current_.purged > 0 && (now_ns < current_.start_ns || now_ns - current_.start_ns >= decay_ns)) {
+  bool current_is_old = now_ns < current_.start_ns || now_ns - current_.start_ns >= decay_ns;
+  if (current_.purged > 0 && current_is_old) {
     if (previous_.purged >= kMinJudgedPages) Judge(previous_);
     previous_ = current_;
     current_ = Epoch{};

@@ -11,15 +11,15 @@
 // both epochs unjudged (the takes in it cannot be dated).
 //
 // Why: a program that frees a page's worth of buffers and allocates the next batch a few seconds
-// later (a browser loading page after page) had every one of those pages purged at one second
-// and faulted in again: 805 k faults against glibc's 86 k in lethe-stress linked. A fixed longer
-// decay would keep a process that has gone idle at its peak for that long (churn's RSS after a
-// 1.5 s idle, issue 15); this one lengthens only on evidence of refaults, and only the decay:
-// the dirty limit (dirty_percent of the active pages, the dirty floor) still bounds the dirty
-// pages at any time. The cap keeps the longest decay (8 s at the default) under jemalloc's
-// default of 10 s.
+// later (a browser loading page after page) had those pages purged and faulted in again at every
+// load; a fixed longer decay would keep a process that has gone idle at its peak for that long.
+// This one lengthens only on evidence of refaults, and only the decay: the dirty limits
+// (dirty_percent and the dirty floor of an arena, huge_cache_kb) bound the dirty pages as before.
+// The cap keeps the longest decay (8 s at the default) under jemalloc's default of 10 s. (The
+// measurements: tools/bench/alloc/README.md, "Stop 50".)
 //
-// Under the arena's lock (a plain struct inside Arena; all zero is the initial state).
+// Under its owner's lock: an arena's, or the huge regions' (a plain struct; all zero is the
+// initial state).
 #ifndef LETHE_ALLOC_DECAY_ADAPTATION_H_
 #define LETHE_ALLOC_DECAY_ADAPTATION_H_
 

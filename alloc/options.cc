@@ -46,8 +46,9 @@ bool ApplyItem(const char* item, size_t length, Options* options) {
   if (!ParseNumber(colon + 1, length - key_length - 1, &value)) return false;
   // decay_ms: at most 2^32 ms (49 days), so that its nanoseconds times the longest adapted decay
   // (decay_adaptation.h) stay far from overflowing.
-  if (KeyIs(item, key_length, "decay_ms") && value <= (uint64_t{1} << 32)) options->decay_ms = value;
-  else if (KeyIs(item, key_length, "decay_thread") && value <= 1) options->decay_thread = value != 0;
+  if (KeyIs(item, key_length, "decay_ms") && value <= (uint64_t{1} << 32)) {
+    options->decay_ms = value;
+  } else if (KeyIs(item, key_length, "decay_thread") && value <= 1) options->decay_thread = value != 0;
   else if (KeyIs(item, key_length, "dirty_percent") && value <= 100) {
     options->dirty_percent = static_cast<uint32_t>(value);
   } else if (KeyIs(item, key_length, "oom_reserve_kb") && value <= (uint64_t{1} << 32)) {
