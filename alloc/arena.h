@@ -203,6 +203,13 @@ inline void ArenaNoteDecayPass(Arena* arena, uint64_t now_ns, size_t decayed_pag
                                uint64_t base_decay_ns) {
   arena->decay.AfterPass(now_ns, arena->heap.clean_pages_taken(), decayed_pages, base_decay_ns);
 }
+// Under the arena's lock: purges the runs dirty for the arena's decay time and tells its
+// adaptation; returns the arena's decay time after the pass (its next deadline's).
+inline uint64_t ArenaDecayLocked(Arena* arena, uint64_t now_ns, uint64_t base_decay_ns) {
+  size_t decayed = arena->heap.PurgeDecayed(now_ns, arena->decay.DecayNs(base_decay_ns));
+  ArenaNoteDecayPass(arena, now_ns, decayed, base_decay_ns);
+  return arena->decay.DecayNs(base_decay_ns);
+}
 // Under the arena's lock, at the end of a decay pass: unmaps the heap's idle empty chunks
 // (page_heap.h step 6) and returns the oldest time that decay_ns later makes work (a dirty run's
 // or an empty chunk's), which the purger sleeps until.

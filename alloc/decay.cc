@@ -52,9 +52,7 @@ uint64_t PurgeArena(Arena* arena, uint64_t now_ns, uint64_t base_decay_ns) {
   if (!arena->caller) return ArenaPurgeUnlocked(arena, now_ns, base_decay_ns, ExcessGraceNs());
   ArenaLock lock(arena);
   ArenaPurgeExcess(arena);
-  size_t decayed = arena->heap.PurgeDecayed(now_ns, arena->decay.DecayNs(base_decay_ns));
-  ArenaNoteDecayPass(arena, now_ns, decayed, base_decay_ns);
-  uint64_t decay_ns = arena->decay.DecayNs(base_decay_ns);
+  uint64_t decay_ns = ArenaDecayLocked(arena, now_ns, base_decay_ns);
   uint64_t oldest = ArenaFinishDecayPass(&arena->heap, now_ns, decay_ns);
   return oldest == UINT64_MAX ? UINT64_MAX : oldest + decay_ns;
 }
@@ -200,10 +198,7 @@ void DecayAfterRelease(Arena* arena) {
   if (now - arena->last_decay_ns >= decay_ns / 8) {
     arena->last_decay_ns = now;
     ArenaTrimTransfer(arena, now, false);
-    uint64_t arena_decay_ns = arena->decay.DecayNs(decay_ns);
-    size_t decayed = arena->heap.PurgeDecayed(now, arena_decay_ns);
-    ArenaNoteDecayPass(arena, now, decayed, decay_ns);
-    arena->heap.UnmapIdleChunks(now, arena->decay.DecayNs(decay_ns));
+    arena->heap.UnmapIdleChunks(now, ArenaDecayLocked(arena, now, decay_ns));
   }
 }
 

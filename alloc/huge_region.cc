@@ -591,8 +591,7 @@ uint64_t HugeRegionPurge(uint64_t now_ns, uint64_t base_decay_ns, uint64_t exces
   if (!everything) {
     g_decay.AfterPass(now_ns, g_clean_taken_pages, decayed, base_decay_ns);
     decay_ns = g_decay.DecayNs(base_decay_ns);
-  }
-  if (everything) {
+  } else {
     for (size_t i = g_span_count; i-- > 0;) {
       if (i < g_span_count) UnmapIfEmpty(i);
     }
