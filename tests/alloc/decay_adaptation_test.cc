@@ -27,6 +27,13 @@ class Passes {
     Take(taken);
     for (uint64_t t = ms + back_after_ms; t <= ms + back_after_ms + 1000; t += 100) At(t);
   }
+  // An epoch at 0 of `pages` purged, `taken` back 600 ms later, then judged: the next epoch
+  // opens at 1.7 s and is a decay old at 2.7 s.
+  void FirstEpochJudged(size_t pages, size_t taken) {
+    PurgeThenTake(0, pages, taken, 600);
+    At(1700, 300);
+    At(2700);
+  }
 
  private:
   static constexpr uint64_t kStart = 1000 * kSecond;
@@ -54,9 +61,7 @@ TEST(DecayAdaptation, DoublesWhenHalfOfAnEpochsPurgedPagesComeBack) {
 TEST(DecayAdaptation, StaysWhenLessThanHalfComesBack) {
   DecayAdaptation adaptation;
   Passes passes(&adaptation);
-  passes.PurgeThenTake(0, 1000, 499, 600);
-  passes.At(1700, 300);
-  passes.At(2700);
+  passes.FirstEpochJudged(1000, 499);
   EXPECT_EQ(adaptation.doublings(), 0u);
 }
 
@@ -80,9 +85,7 @@ TEST(DecayAdaptation, ClimbsToItsCapAndHalvesWhenLittleComesBack) {
 TEST(DecayAdaptation, SmallEpochsAreNotJudged) {
   DecayAdaptation adaptation;
   Passes passes(&adaptation);
-  passes.PurgeThenTake(0, kMinJudgedPages - 1, kMinJudgedPages - 1, 600);
-  passes.At(1700, 300);
-  passes.At(2700);
+  passes.FirstEpochJudged(kMinJudgedPages - 1, kMinJudgedPages - 1);
   EXPECT_EQ(adaptation.doublings(), 0u);
 }
 

@@ -931,12 +931,22 @@ TEST(Purge, DecayTickPurgesHugeRegionPagesOlderThanTheDecayTimeOnly) {
 // freed: the first epoch, judged once the second is a decay time old, doubles the arena's decay.
 // The next batch then stays dirty for two seconds. (The rule's arithmetic:
 // decay_adaptation_test.cc.)
-TEST(Purge, DecayTickDoublesAnArenasDecayWhenThePagesItPurgedAreTakenBack) {
-  Arena* arena = ThreadArena();
+constexpr uint64_t kMs = 1'000'000;
+
+// The first load of the arena adaptation tests: the arena reset (ResetDecayAdaptation), the clock
+// ticked to now, and 8 runs of 256 KiB freed (512 dirty pages). Returns the tick's time.
+uint64_t FirstLoadOnTicks(Arena* arena) {
   lethe_purge();
   ResetDecayAdaptation(arena);
-  constexpr uint64_t kMs = 1'000'000;
   uint64_t start = OsNowNs();
+  lethe_decay_tick(start);
+  AllocateAndFreeRunsOf256KiB(8);
+  return start;
+}
+
+TEST(Purge, DecayTickDoublesAnArenasDecayWhenThePagesItPurgedAreTakenBack) {
+  Arena* arena = ThreadArena();
+  uint64_t start = FirstLoadOnTicks(arena);
   auto dirty = [arena] {
     MutexLock lock(&arena->lock);
     return arena->heap.dirty_pages();
@@ -945,8 +955,6 @@ TEST(Purge, DecayTickDoublesAnArenasDecayWhenThePagesItPurgedAreTakenBack) {
     MutexLock lock(&arena->lock);
     return arena->decay.doublings();
   };
-  lethe_decay_tick(start);
-  AllocateAndFreeRunsOf256KiB(8);  // 512 dirty pages
   ASSERT_GE(dirty(), 512u);
   lethe_decay_tick(start + 1000 * kMs);
   ASSERT_LT(dirty(), 512u);  // decayed: the first epoch
@@ -965,16 +973,11 @@ TEST(Purge, DecayTickDoublesAnArenasDecayWhenThePagesItPurgedAreTakenBack) {
   ValidateHeap();
 }
 
-// A load that purges nothing does not lengthen the decay: the pages a program grows by are no
-// refaults (decay purges 512 pages, the next load takes only 128 clean ones back).
+// A load that takes back little of what decay purged does not lengthen the decay (decay purges
+// 512 pages, the next load takes only 128 clean ones back).
 TEST(Purge, DecayTickKeepsAnArenasDecayWhenLittleOfWhatItPurgedComesBack) {
   Arena* arena = ThreadArena();
-  lethe_purge();
-  ResetDecayAdaptation(arena);
-  constexpr uint64_t kMs = 1'000'000;
-  uint64_t start = OsNowNs();
-  lethe_decay_tick(start);
-  AllocateAndFreeRunsOf256KiB(8);
+  uint64_t start = FirstLoadOnTicks(arena);
   lethe_decay_tick(start + 1000 * kMs);
   lethe_decay_tick(start + 1500 * kMs);
   AllocateAndFreeRunsOf256KiB(2);
@@ -989,7 +992,6 @@ TEST(Purge, DecayTickDoublesTheHugeRegionsDecayWhenTheirPurgedPagesAreTakenBack)
   for (uint64_t i = 0; i < kHugeWarmupBlocks; ++i) lethe_free(lethe_malloc(2 << 20));
   lethe_purge();
   HugeRegionResetDecayForTesting();
-  constexpr uint64_t kMs = 1'000'000;
   constexpr size_t kBytes = 3 << 20;
   uint64_t start = OsNowNs();
   auto write_and_free = [] {
