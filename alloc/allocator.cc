@@ -428,13 +428,10 @@ LETHE_NOINLINE void* ReallocateSmallByMoving(void* pointer, size_t size, size_t 
   return block;
 }
 
-// realloc of a block outside the arena chunks: a huge block (or region block), or invalid.
+// realloc of a block outside the arena chunks that Reallocate does not keep as it is: a huge
+// block (or region block), or invalid.
 LETHE_NOINLINE void* ReallocateNotInChunk(void* pointer, size_t size) {
-  if (size >= kGrowingRegionMinBytes) {
-    // A buffer grown by appends asks at every append; within its step, no lock is taken.
-    if (HugeRegionBlockKept(HugeRegionLiveBytes(pointer), size)) return pointer;
-    return ReallocateHuge(pointer, size);
-  }
+  if (size >= kGrowingRegionMinBytes) return ReallocateHuge(pointer, size);
   return ReallocateByMoving(pointer, size, UsableSize(pointer), false);
 }
 }  // namespace
@@ -445,7 +442,14 @@ void* Reallocate(void* pointer, size_t size) {
   if (pointer == nullptr) return Allocate(size);
   if (size == 0) size = 1;
   if (LETHE_UNLIKELY(FailArmed()) && FailureInjected()) return InjectedFailure(size);
-  if (!IsArenaChunk(pointer)) return ReallocateNotInChunk(pointer, size);
+  if (!IsArenaChunk(pointer)) {
+    // A buffer grown by appends asks at every append: within its region block's step, realloc
+    // reads one map entry, with no lock and no call.
+    if (size >= kGrowingRegionMinBytes && HugeRegionBlockKept(HugeRegionLiveBytes(pointer), size)) {
+      return pointer;
+    }
+    return ReallocateNotInChunk(pointer, size);
+  }
   Chunk* chunk = ChunkOf(pointer);
   uint32_t page = PageOf(chunk, pointer);
   uint32_t entry = chunk->map[page];

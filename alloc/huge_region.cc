@@ -15,6 +15,10 @@
 #include "os.h"
 
 namespace lethe::internal {
+
+constinit std::atomic<uint8_t> g_huge_region_at[kHugeRegionRanges] = {};
+constinit std::atomic<uint32_t*> g_huge_region_maps[kMaxHugeRegions] = {};
+
 namespace {
 
 enum class SpanState : uint8_t { kDirty, kClean, kPurging };
@@ -27,14 +31,15 @@ struct Span {
   uint64_t freed_ns;  // dirty spans: when the newest of their pages was freed (decay)
 };
 
+// A region's side map (kHugeRegionPages entries, huge_region.h "Layout") is its slot's
+// g_huge_region_maps entry.
 struct Region {
   unsigned char* base;  // nullptr: the slot is free
-  uint32_t* map;        // kHugeRegionPages entries (huge_region.h, "Layout")
 };
 
 constexpr size_t kMapBytes = size_t{kHugeRegionPages} * sizeof(uint32_t);
-// Marks the map entry of a live block's first page (span records number far fewer).
-constexpr uint32_t kLiveHead = uint32_t{1} << 31;
+// kHugeLiveHead marks a live block's first page entry: span records number far fewer.
+constexpr uint32_t kLiveHead = kHugeLiveHead;
 static_assert(kHugeSpanRecords < kLiveHead && kHugeRegionPages < kLiveHead);
 constexpr long kNone = -1;
 
@@ -50,12 +55,29 @@ constinit uint64_t g_reused_bytes = 0;
 constinit uint64_t g_grown_in_place = 0;
 constinit uint64_t g_clean_taken_pages = 0;  // cut for blocks from clean spans (a fault each)
 constinit DecayAdaptation g_decay;           // the regions' decay time (decay_adaptation.h)
+// Which pages of g_huge_region_at were ever written (metadata: they stay resident).
+constexpr size_t kRangePages = kHugeRegionRanges / kPageBytes;
+constinit uint64_t g_range_page_written[kRangePages / 64] = {};
+constinit uint64_t g_range_pages_written = 0;
 // HugeRegionTake calls, in quarters of a block over kLargeMaxBytes (kHugeWarmupBlocks).
 constinit std::atomic<uint64_t> g_warmup_quarters{0};
 
 uint64_t MaxDirtyPages() { return (HugeCacheKbOption() << 10) >> kLgPageBytes; }
 
-uint32_t& MapAt(uint32_t region, uint32_t page) { return g_regions[region].map[page]; }
+uint32_t& MapAt(uint32_t region, uint32_t page) {
+  return g_huge_region_maps[region].load(std::memory_order_relaxed)[page];
+}
+
+uintptr_t RangeOf(const void* pointer) {
+  return reinterpret_cast<uintptr_t>(pointer) >> kLgHugeRegionBytes;
+}
+
+void NoteRangeWritten(uintptr_t range) {
+  uint64_t page = range / kPageBytes;
+  uint64_t& word = g_range_page_written[page / 64];
+  if ((word >> (page % 64) & 1) == 0) ++g_range_pages_written;
+  word |= uint64_t{1} << (page % 64);
+}
 
 unsigned char* AddressOf(uint32_t region, uint32_t page) {
   return g_regions[region].base + (size_t{page} << kLgPageBytes);
@@ -169,38 +191,33 @@ long AddRegion() {
   size_t slot = 0;
   while (slot < kMaxHugeRegions && g_regions[slot].base != nullptr) ++slot;
   if (slot == kMaxHugeRegions || g_span_count >= g_span_limit) return kNone;
-  auto* base = static_cast<unsigned char*>(OsReserve(kHugeRegionBytes));
+  auto* base = static_cast<unsigned char*>(OsReserve(kHugeRegionBytes, kHugeRegionBytes));
   if (base == nullptr) return kNone;
   auto* map = static_cast<uint32_t*>(OsMap(kMapBytes, kPageBytes));
   if (map == nullptr) {
     OsUnmap(base, kHugeRegionBytes);
     return kNone;
   }
-  // map before base, count last: HugeRegionLiveBytes reads them in the other order, unlocked.
-  __atomic_store_n(&g_regions[slot].map, map, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_regions[slot].base, base, __ATOMIC_RELEASE);
-  __atomic_store_n(&g_region_count, std::max(g_region_count, slot + 1), __ATOMIC_RELEASE);
+  // The map before the range's entry: HugeRegionLiveBytes reads them in the other order, unlocked.
+  g_regions[slot].base = base;
+  g_huge_region_maps[slot].store(map, std::memory_order_relaxed);
+  NoteRangeWritten(RangeOf(base));
+  g_huge_region_at[RangeOf(base)].store(static_cast<uint8_t>(slot + 1), std::memory_order_release);
+  g_region_count = std::max(g_region_count, slot + 1);
   return static_cast<long>(
       InsertFree(static_cast<uint32_t>(slot), 0, kHugeRegionPages, SpanState::kClean, 0));
 }
 
-// The region holding `pointer`, or kNone. Atomic loads: HugeRegionLiveBytes calls it unlocked.
+// The region holding `pointer`, or kNone (under the lock).
 long RegionOf(const void* pointer) {
-  auto* address = static_cast<const unsigned char*>(pointer);
-  size_t count = __atomic_load_n(&g_region_count, __ATOMIC_ACQUIRE);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned char* base = __atomic_load_n(&g_regions[i].base, __ATOMIC_ACQUIRE);
-    if (base != nullptr && address >= base && address < base + kHugeRegionBytes) {
-      return static_cast<long>(i);
-    }
-  }
-  return kNone;
+  uintptr_t range = RangeOf(pointer);
+  if (range >= kHugeRegionRanges) return kNone;
+  return static_cast<long>(g_huge_region_at[range].load(std::memory_order_relaxed)) - 1;
 }
 
 uint32_t PageIn(uint32_t region, const void* pointer) {
-  const unsigned char* base = __atomic_load_n(&g_regions[region].base, __ATOMIC_RELAXED);
-  return static_cast<uint32_t>((static_cast<const unsigned char*>(pointer) - base) >>
-                               kLgPageBytes);
+  return static_cast<uint32_t>((static_cast<const unsigned char*>(pointer) -
+                                g_regions[region].base) >> kLgPageBytes);
 }
 
 // Unmaps a region that is one clean span (nothing live, nothing dirty).
@@ -209,9 +226,11 @@ void UnmapIfEmpty(size_t index) {
   if (span.state != SpanState::kClean || span.pages != kHugeRegionPages) return;
   Region& region = g_regions[span.region];
   unsigned char* base = region.base;
-  uint32_t* map = region.map;
-  __atomic_store_n(&region.base, nullptr, __ATOMIC_RELEASE);  // first: see HugeRegionLiveBytes
-  __atomic_store_n(&region.map, nullptr, __ATOMIC_RELAXED);
+  uint32_t* map = g_huge_region_maps[span.region].load(std::memory_order_relaxed);
+  // The range's entry first, then the map: see HugeRegionLiveBytes.
+  g_huge_region_at[RangeOf(base)].store(0, std::memory_order_relaxed);
+  g_huge_region_maps[span.region].store(nullptr, std::memory_order_release);
+  region.base = nullptr;
   OsUnmap(base, kHugeRegionBytes);
   OsUnmap(map, kMapBytes);
   RemoveSpan(index);
@@ -611,18 +630,8 @@ HugeRegionStats GetHugeRegionStats() {
   uint64_t regions = 0;
   for (size_t i = 0; i < g_region_count; ++i) regions += g_regions[i].base != nullptr;
   return HugeRegionStats{g_dirty_pages << kLgPageBytes, g_span_count, regions,
-                         regions * kMapBytes, g_reused_bytes, g_grown_in_place};
-}
-
-size_t HugeRegionLiveBytes(const void* block) {
-  long region = RegionOf(block);
-  if (region == kNone || reinterpret_cast<uintptr_t>(block) % kPageBytes != 0) return 0;
-  const uint32_t* map = __atomic_load_n(&g_regions[region].map, __ATOMIC_RELAXED);
-  if (map == nullptr) return 0;
-  uint32_t page = PageIn(static_cast<uint32_t>(region), block);
-  if (page >= kHugeRegionPages) return 0;  // the region went meanwhile: not a live block's
-  uint32_t entry = __atomic_load_n(&map[page], __ATOMIC_RELAXED);
-  return (entry & kLiveHead) != 0 ? size_t{entry & ~kLiveHead} << kLgPageBytes : 0;
+                         regions * kMapBytes + g_range_pages_written * kPageBytes,
+                         g_reused_bytes, g_grown_in_place};
 }
 
 bool HugeRegionContains(const void* pointer) {

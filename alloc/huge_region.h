@@ -29,14 +29,18 @@
 #ifndef LETHE_ALLOC_HUGE_REGION_H_
 #define LETHE_ALLOC_HUGE_REGION_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "chunk_registry.h"
+#include "compiler.h"
 #include "size_classes.h"
 
 namespace lethe::internal {
 
-inline constexpr size_t kHugeRegionBytes = size_t{64} << 20;
+inline constexpr size_t kLgHugeRegionBytes = 26;
+inline constexpr size_t kHugeRegionBytes = size_t{1} << kLgHugeRegionBytes;  // 64 MiB
 inline constexpr uint32_t kHugeRegionPages = kHugeRegionBytes >> kLgPageBytes;
 // Larger blocks get a mapping of their own (huge.cc): a region holds at least two.
 inline constexpr size_t kHugeRegionMaxBlockBytes = kHugeRegionBytes / 2;
@@ -86,10 +90,35 @@ void* HugeRegionTakeAligned(size_t bytes, size_t alignment, size_t* reused_bytes
 // (kHugeWarmupBlocks) or, for a block over kHugeRegionKeepMaxBytes, when the dirty pages would
 // outnumber the live ones.
 void HugeRegionPut(void* block, size_t bytes);
+// Where a pointer's region is found without the lock or a search: regions are reserved at
+// kHugeRegionBytes alignment, so each kHugeRegionBytes-aligned range of the 47-bit address space
+// holds at most one. g_huge_region_at has 1 + its slot for each range (0: none; 2 MiB in .bss,
+// of which a process writes a page or two), g_huge_region_maps each slot's side map (nullptr:
+// the slot is free). Written under the regions' lock: the map first, then the range's entry;
+// cleared in the other order before a region is unmapped.
+inline constexpr size_t kHugeRegionRanges = size_t{1} << (kAddressBits - kLgHugeRegionBytes);
+extern LETHE_HIDDEN constinit std::atomic<uint8_t> g_huge_region_at[kHugeRegionRanges];
+extern LETHE_HIDDEN constinit std::atomic<uint32_t*> g_huge_region_maps[kMaxHugeRegions];
+static_assert(kMaxHugeRegions < 256, "g_huge_region_at: a slot + 1 in a byte");
+// A live block's first page entry in the side map: this bit | its length in pages.
+inline constexpr uint32_t kHugeLiveHead = uint32_t{1} << 31;
+
 // The length of the live region block that starts at `block`, or 0 when no live block starts
 // there. Takes no lock: for the owner of a block (realloc's and malloc_usable_size's fast path);
-// a block freed or resized meanwhile by another thread is the caller's race.
-size_t HugeRegionLiveBytes(const void* block);
+// a block freed or resized meanwhile by another thread is the caller's race (the entry read is
+// then within some region's map, and may be stale).
+inline size_t HugeRegionLiveBytes(const void* block) {
+  const auto address = reinterpret_cast<uintptr_t>(block);
+  const uintptr_t range = address >> kLgHugeRegionBytes;
+  if (range >= kHugeRegionRanges || address % kPageBytes != 0) return 0;
+  const uint32_t slot = g_huge_region_at[range].load(std::memory_order_acquire);
+  if (slot == 0) return 0;
+  const uint32_t* map = g_huge_region_maps[slot - 1].load(std::memory_order_relaxed);
+  if (map == nullptr) return 0;  // the region went meanwhile: not a live block's
+  const uint32_t entry = __atomic_load_n(
+      &map[(address & (kHugeRegionBytes - 1)) >> kLgPageBytes], __ATOMIC_RELAXED);
+  return (entry & kHugeLiveHead) != 0 ? size_t{entry & ~kHugeLiveHead} << kLgPageBytes : 0;
+}
 // Grows the block in place into the free span(s) after it: to room_bytes (a growth step) when
 // they are that long, else to new_bytes. Returns the new length, 0 when they are too short.
 size_t HugeRegionGrowInPlace(void* block, size_t old_bytes, size_t new_bytes,
@@ -109,7 +138,7 @@ struct HugeRegionStats {
   uint64_t dirty_bytes;     // in free spans, resident or maybe
   uint64_t free_spans;
   uint64_t regions;
-  uint64_t metadata_bytes;  // the regions' side maps
+  uint64_t metadata_bytes;  // the regions' side maps and the pages of g_huge_region_at written
   uint64_t reused_bytes;    // bytes of blocks cut from dirty spans, cumulative
   uint64_t grown_in_place;  // reallocs that grew a block in place, cumulative
 };

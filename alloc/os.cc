@@ -93,6 +93,18 @@ void NoteAlignedMapping(uintptr_t start, size_t bytes, size_t alignment) {
   g_aligned_hint.store(Below(start, bytes, alignment), std::memory_order_relaxed);
 }
 
+// The aligned `bytes` within a mapping of bytes + alignment at `address`: both ends unmapped.
+void* TrimToAligned(void* address, size_t bytes, size_t alignment) {
+  auto start = reinterpret_cast<uintptr_t>(address);
+  uintptr_t aligned = AlignUp(start, alignment);
+  if (aligned > start) munmap(address, aligned - start);
+  uintptr_t end = start + bytes + alignment;
+  if (end > aligned + bytes) {
+    munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+  }
+  return reinterpret_cast<void*>(aligned);
+}
+
 }  // namespace
 
 void* OsMap(size_t bytes, size_t alignment) {
@@ -111,15 +123,9 @@ void* OsMap(size_t bytes, size_t alignment) {
   if (bytes + alignment < bytes) return nullptr;
   address = MapRaw(bytes + alignment);
   if (address == nullptr) return nullptr;
-  start = reinterpret_cast<uintptr_t>(address);
-  uintptr_t aligned = AlignUp(start, alignment);
-  if (aligned > start) munmap(address, aligned - start);
-  uintptr_t end = start + bytes + alignment;
-  if (end > aligned + bytes) {
-    munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
-  }
-  NoteAlignedMapping(aligned, bytes, alignment);
-  return reinterpret_cast<void*>(aligned);
+  void* aligned = TrimToAligned(address, bytes, alignment);
+  NoteAlignedMapping(reinterpret_cast<uintptr_t>(aligned), bytes, alignment);
+  return aligned;
 }
 
 void OsUnmap(void* address, size_t bytes) { munmap(address, bytes); }
@@ -179,9 +185,17 @@ void* OsRemap(void* address, size_t old_bytes, size_t new_bytes) {
   return moved == MAP_FAILED ? nullptr : moved;
 }
 
-void* OsReserve(size_t bytes) {
+void* OsReserve(size_t bytes, size_t alignment) {
   if (InjectFailure()) return nullptr;
-  return MapRaw(bytes, MAP_NORESERVE);
+  void* address = MapRaw(bytes, MAP_NORESERVE);
+  if (address == nullptr || (reinterpret_cast<uintptr_t>(address) & (alignment - 1)) == 0) {
+    return address;
+  }
+  munmap(address, bytes);
+  if (bytes + alignment < bytes || (address = MapRaw(bytes + alignment, MAP_NORESERVE)) == nullptr) {
+    return nullptr;
+  }
+  return TrimToAligned(address, bytes, alignment);
 }
 
 uint64_t OsNowNs() {

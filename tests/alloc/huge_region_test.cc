@@ -195,6 +195,29 @@ TEST_F(HugeRegion, LiveBytesNamesOnlyALiveBlocksFirstPageAndFollowsItsChanges) {
   EXPECT_DEATH(lethe_realloc(block, kMiB + kPageBytes), "lethe: realloc\\(\\): invalid pointer");
 }
 
+// A region is reserved at its own alignment, so the lock-free lookup finds it from the pointer's
+// aligned range; once unmapped, its range names no region, and addresses past the 47-bit user
+// space name none either.
+TEST_F(HugeRegion, ARegionIsFoundFromItsAlignedRangeAndForgottenOnceUnmapped) {
+  unsigned char* block = FilledBlock(2 * kMiB, 3);
+  ASSERT_EQ(GetHugeRegionStats().regions, 1u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % kHugeRegionBytes, 0u) << "cut at its start";
+  EXPECT_TRUE(HugeRegionContains(block + kHugeRegionBytes - 1));
+  EXPECT_FALSE(HugeRegionContains(block + kHugeRegionBytes));
+  EXPECT_FALSE(HugeRegionContains(block - 1));
+  EXPECT_EQ(HugeRegionLiveBytes(block), 2 * kMiB);
+  // Its side map, and at least the page of the range table its entry lies in.
+  EXPECT_GE(GetHugeRegionStats().metadata_bytes, size_t{kHugeRegionPages} * 4 + kPageBytes);
+  EXPECT_EQ(HugeRegionLiveBytes(reinterpret_cast<void*>(uintptr_t{1} << 47)), 0u);
+  EXPECT_EQ(HugeRegionLiveBytes(reinterpret_cast<void*>(~uintptr_t{0} << 12)), 0u);
+  lethe_free(block);
+  HugeRegionPurge(UINT64_MAX, 0);
+  ASSERT_EQ(GetHugeRegionStats().regions, 0u);
+  EXPECT_FALSE(HugeRegionContains(block));
+  EXPECT_EQ(HugeRegionLiveBytes(block), 0u);
+  EXPECT_FALSE(Mapped(block));
+}
+
 TEST_F(HugeRegion, ABlockShrinksInPlaceAndItsTailServesTheNextBlock) {
   unsigned char* block = FilledBlock(6 * kMiB, 4);
   auto* shrunk = static_cast<unsigned char*>(lethe_realloc(block, 2 * kMiB));

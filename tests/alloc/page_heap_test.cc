@@ -773,5 +773,27 @@ TEST(OsMap, ChunksMappedOneAfterAnotherTakeAboutOneCallEach) {
   for (void* chunk : chunks) OsUnmap(chunk, kChunkBytes);
 }
 
+// A reservation asked at an alignment starts on it however the kernel placed the first try, and
+// a refusal is nullptr (the huge regions' reservations: huge_region.h).
+TEST(OsReserve, StartsAtTheAlignmentAskedAndFailsWhenTheKernelRefuses) {
+  constexpr size_t kBytes = size_t{64} << 20;
+  std::vector<void*> reserved;
+  for (int i = 0; i < 4; ++i) {
+    auto* base = static_cast<unsigned char*>(OsReserve(kBytes, kBytes));
+    ASSERT_NE(base, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % kBytes, 0u);
+    base[0] = 1;
+    base[kBytes - 1] = 2;  // the whole length is there
+    reserved.push_back(base);
+  }
+  void* paged = OsReserve(3 * kPageBytes, kPageBytes);
+  ASSERT_NE(paged, nullptr);
+  OsUnmap(paged, 3 * kPageBytes);
+  OsFailMapsForTesting(1);
+  EXPECT_EQ(OsReserve(kBytes, kBytes), nullptr);
+  OsFailMapsForTesting(0);
+  for (void* base : reserved) OsUnmap(base, kBytes);
+}
+
 }  // namespace
 }  // namespace lethe::internal
