@@ -192,10 +192,9 @@ void* OsReserve(size_t bytes, size_t alignment) {
     return address;
   }
   munmap(address, bytes);
-  if (bytes + alignment < bytes || (address = MapRaw(bytes + alignment, MAP_NORESERVE)) == nullptr) {
-    return nullptr;
-  }
-  return TrimToAligned(address, bytes, alignment);
+  if (bytes + alignment < bytes) return nullptr;
+  address = MapRaw(bytes + alignment, MAP_NORESERVE);
+  return address == nullptr ? nullptr : TrimToAligned(address, bytes, alignment);
 }
 
 uint64_t OsNowNs() {
