@@ -193,6 +193,10 @@ long AddRegion() {
   if (slot == kMaxHugeRegions || g_span_count >= g_span_limit) return kNone;
   auto* base = static_cast<unsigned char*>(OsReserve(kHugeRegionBytes, kHugeRegionBytes));
   if (base == nullptr) return kNone;
+  if (RangeOf(base) >= kHugeRegionRanges) {  // past the 47-bit space g_huge_region_at covers
+    OsUnmap(base, kHugeRegionBytes);
+    return kNone;
+  }
   auto* map = static_cast<uint32_t*>(OsMap(kMapBytes, kPageBytes));
   if (map == nullptr) {
     OsUnmap(base, kHugeRegionBytes);
