@@ -39,8 +39,7 @@ struct Region {
 
 constexpr size_t kMapBytes = size_t{kHugeRegionPages} * sizeof(uint32_t);
 // kHugeLiveHead marks a live block's first page entry: span records number far fewer.
-constexpr uint32_t kLiveHead = kHugeLiveHead;
-static_assert(kHugeSpanRecords < kLiveHead && kHugeRegionPages < kLiveHead);
+static_assert(kHugeSpanRecords < kHugeLiveHead && kHugeRegionPages < kHugeLiveHead);
 constexpr long kNone = -1;
 
 constinit Mutex g_lock;
@@ -89,11 +88,11 @@ void MarkEnds(size_t index) {
   MapAt(span.region, span.first + span.pages - 1) = static_cast<uint32_t>(index + 1);
 }
 
-// The last page of a live block carries 0, its first kLiveHead | its length (for
+// The last page of a live block carries 0, its first kHugeLiveHead | its length (for
 // HugeRegionLiveBytes, which reads it without the lock; hence the atomic store).
 void MarkLive(uint32_t region, uint32_t first, uint32_t pages) {
   MapAt(region, first + pages - 1) = 0;
-  __atomic_store_n(&MapAt(region, first), kLiveHead | pages, __ATOMIC_RELAXED);
+  __atomic_store_n(&MapAt(region, first), kHugeLiveHead | pages, __ATOMIC_RELAXED);
 }
 
 // The free span whose first (or last) page is `page`; kNone when a live block's page is there.
@@ -679,8 +678,8 @@ void HugeRegionValidate() {
     for (uint32_t page = 0; page < kHugeRegionPages;) {
       long span = SpanStartingAt(region, page);
       uint32_t entry = MapAt(region, page);
-      uint32_t pages = span != kNone ? g_spans[span].pages : entry & ~kLiveHead;
-      LETHE_CHECK(span != kNone || ((entry & kLiveHead) != 0 && pages > 0 &&
+      uint32_t pages = span != kNone ? g_spans[span].pages : entry & ~kHugeLiveHead;
+      LETHE_CHECK(span != kNone || ((entry & kHugeLiveHead) != 0 && pages > 0 &&
                                     page + pages <= kHugeRegionPages),
                   "huge region page is neither a free span's nor a live block's first");
       if (span == kNone) live += pages;
