@@ -212,11 +212,7 @@ long AddRegion() {
 }
 
 // The region holding `pointer`, or kNone (under the lock).
-long RegionOf(const void* pointer) {
-  uintptr_t range = RangeOf(pointer);
-  if (range >= kHugeRegionRanges) return kNone;
-  return static_cast<long>(g_huge_region_at[range].load(std::memory_order_relaxed)) - 1;
-}
+long RegionOf(const void* pointer) { return static_cast<long>(HugeRegionSlotAt(pointer)) - 1; }
 
 uint32_t PageIn(uint32_t region, const void* pointer) {
   return static_cast<uint32_t>((static_cast<const unsigned char*>(pointer) -

@@ -103,15 +103,21 @@ static_assert(kMaxHugeRegions < 256, "g_huge_region_at: a slot + 1 in a byte");
 // A live block's first page entry in the side map: this bit | its length in pages.
 inline constexpr uint32_t kHugeLiveHead = uint32_t{1} << 31;
 
+// 1 + the slot of the region whose range holds `pointer`, 0 when none does (nor for addresses
+// past the 47-bit space).
+inline uint32_t HugeRegionSlotAt(const void* pointer) {
+  const uintptr_t range = reinterpret_cast<uintptr_t>(pointer) >> kLgHugeRegionBytes;
+  return range < kHugeRegionRanges ? g_huge_region_at[range].load(std::memory_order_acquire) : 0;
+}
+
 // The length of the live region block that starts at `block`, or 0 when no live block starts
 // there. Takes no lock: for the owner of a block (realloc's and malloc_usable_size's fast path);
 // a block freed or resized meanwhile by another thread is the caller's race (the entry read is
 // then within some region's map, and may be stale).
 inline size_t HugeRegionLiveBytes(const void* block) {
   const auto address = reinterpret_cast<uintptr_t>(block);
-  const uintptr_t range = address >> kLgHugeRegionBytes;
-  if (range >= kHugeRegionRanges || address % kPageBytes != 0) return 0;
-  const uint32_t slot = g_huge_region_at[range].load(std::memory_order_acquire);
+  if (address % kPageBytes != 0) return 0;
+  const uint32_t slot = HugeRegionSlotAt(block);
   if (slot == 0) return 0;
   const uint32_t* map = g_huge_region_maps[slot - 1].load(std::memory_order_relaxed);
   if (map == nullptr) return 0;  // the region went meanwhile: not a live block's
