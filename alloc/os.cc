@@ -187,13 +187,11 @@ void* OsRemap(void* address, size_t old_bytes, size_t new_bytes) {
 
 void* OsReserve(size_t bytes, size_t alignment) {
   if (InjectFailure()) return nullptr;
-  void* address = MapRaw(bytes, MAP_NORESERVE);
-  if (address == nullptr || (reinterpret_cast<uintptr_t>(address) & (alignment - 1)) == 0) {
-    return address;
-  }
-  munmap(address, bytes);
+  if (alignment <= kPageBytes) return MapRaw(bytes, MAP_NORESERVE);
+  // No first try at `bytes`: a reservation is rare and far larger than the pages around it, so
+  // the kernel's placement almost never meets the alignment.
   if (bytes + alignment < bytes) return nullptr;
-  address = MapRaw(bytes + alignment, MAP_NORESERVE);
+  void* address = MapRaw(bytes + alignment, MAP_NORESERVE);
   return address == nullptr ? nullptr : TrimToAligned(address, bytes, alignment);
 }
 

@@ -79,8 +79,8 @@ void* OsRemap(void* address, size_t old_bytes, size_t new_bytes);
 // Reserves `bytes` (a page multiple) of zeroed, private, read-write address space with
 // MAP_NORESERVE: pages cost memory when first written, and no commit charge is taken for the
 // rest (except under overcommit_memory=2). nullptr when refused; OsFailMapsForTesting applies.
-// `alignment` (a power of two, a page or more) aligns its start: a misaligned first try is
-// mapped again with room and trimmed at both ends.
+// `alignment` (a power of two, a page or more) aligns its start: over a page, the reservation is
+// mapped with that much room and trimmed at both ends.
 void* OsReserve(size_t bytes, size_t alignment);
 // Monotonic nanoseconds at tick resolution (CLOCK_MONOTONIC_COARSE through the vDSO: a few ns,
 // no system call, no allocation; decay needs milliseconds, not nanoseconds).
