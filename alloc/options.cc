@@ -48,20 +48,25 @@ bool ApplyItem(const char* item, size_t length, Options* options) {
   // (decay_adaptation.h) stay far from overflowing.
   if (KeyIs(item, key_length, "decay_ms") && value <= (uint64_t{1} << 32)) {
     options->decay_ms = value;
-  } else if (KeyIs(item, key_length, "decay_thread") && value <= 1) options->decay_thread = value != 0;
-  else if (KeyIs(item, key_length, "dirty_percent") && value <= 100) {
+  } else if (KeyIs(item, key_length, "decay_thread") && value <= 1) {
+    options->decay_thread = value != 0;
+  } else if (KeyIs(item, key_length, "dirty_percent") && value <= 100) {
     options->dirty_percent = static_cast<uint32_t>(value);
   } else if (KeyIs(item, key_length, "oom_reserve_kb") && value <= (uint64_t{1} << 32)) {
     options->oom_reserve_kb = value;
   } else if (KeyIs(item, key_length, "huge_cache_kb") && value <= (uint64_t{1} << 32)) {
     options->huge_cache_kb = value;
-  } else if (KeyIs(item, key_length, "tcache") && value <= 1) options->tcache = value != 0;
-  else if (KeyIs(item, key_length, "arenas") && value >= 1 && value <= kMaxArenas) {
+  } else if (KeyIs(item, key_length, "tcache") && value <= 1) {
+    options->tcache = value != 0;
+  } else if (KeyIs(item, key_length, "arenas") && value >= 1 && value <= kMaxArenas) {
     options->arenas = static_cast<unsigned>(value);
   } else if (KeyIs(item, key_length, "stats_print") && value <= 1) {
     options->stats_print = value != 0;
-  } else if (KeyIs(item, key_length, "slop") && value <= 1) options->slop = value != 0;
-  else return false;
+  } else if (KeyIs(item, key_length, "slop") && value <= 1) {
+    options->slop = value != 0;
+  } else {
+    return false;
+  }
   return true;
 }
 
