@@ -66,7 +66,7 @@ size_t OsResidentPages(const void* address, size_t pages);
 bool OsPopulate(void* address, size_t bytes);
 // The fewest pages worth one call: on shorter ranges the call costs more than the faults it saves
 // (lethe-alloc-workload faultcost on this project's VMs: a page populated alone 1.4-1.5x a fault,
-// two 0.9-1.2x, four 0.8-1.05x, eight 0.7-0.9x).
+// two 0.9-1.2x, four 0.8-1.1x, eight 0.7-1.0x).
 inline constexpr size_t kPopulateMinPages = 4;
 // Calls of OsPopulate that reached the kernel, for tests and figures.
 uint64_t OsPopulateCallCount();
