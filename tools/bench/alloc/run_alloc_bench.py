@@ -27,6 +27,9 @@ Each row shows the medians, the ratio Lethe / best peer, the target of issue 3 f
 (when it has one: issue 3's, and issue 15's for appends and xthread) and whether it was met, and the spread of the repetitions (the largest
 (max - min) / median over the five allocators): a time figure with a spread of 30% on a loaded
 machine says little. The machine's CPU count and load average are printed with the table.
+For each figure with a target, "won" counts the rounds (repetitions, and the SHORT_RUNS rounds
+within them) in which Lethe was at or better than the best peer of that same round: with --reps
+11 or more, a paired verdict that one disturbed round cannot flip.
 The short workloads (mt1, mt2, the page map: tens of milliseconds each; the replays of traces
 under 2 MiB: a millisecond or two) run SHORT_RUNS times per
 repetition, every allocator once per round: on a shared VM one of them can land on a CPU whose
@@ -257,6 +260,19 @@ def add_replays(folder, settle_ms):
     return names
 
 
+def rounds_won(samples, workload, figure, peer_names, lower):
+    """Rounds in which Lethe's figure was at or better than the best of peer_names in that same
+    round, and the rounds in all: a paired reading of the interleaved runs, which a busy CPU
+    during one round moves by one round, where it can move a median of three by the whole gap."""
+    lethe = samples[(workload, "lethe", figure)]
+    won = 0
+    for i, value in enumerate(lethe):
+        peers = [samples[(workload, n, figure)][i] for n in peer_names]
+        best = min(peers) if lower else max(peers)
+        won += (value <= best) if lower else (value >= best)
+    return won, len(lethe)
+
+
 def print_size_class_exit_rss(medians):
     """Where glibc's exit RSS is the best, also prints Lethe's against the best size-class peer:
     glibc's best fit over 16-byte spacing reuses a freed block for any smaller request, which no
@@ -323,7 +339,7 @@ def main():
     print("Machine at start: %s; at end: %s" % (started, machine_line()))
     print("Peers: %s; Lethe: %s" % (peer_versions(), os.path.abspath(args.lethe)))
     print("%-22s %-24s" % ("workload", "figure") + "".join("%11s" % n for n in names) +
-          "%8s  %-8s %-6s %7s" % ("ratio", "target", "", "spread"))
+          "%8s  %-8s %-6s %7s %7s" % ("ratio", "target", "", "spread", "won"))
     medians = {}
     for workload in chosen:
         _, figures = WORKLOADS[workload]
@@ -336,10 +352,13 @@ def main():
             ratio = row["lethe"] / best if best else float("nan")
             spread = max((max(v) - min(v)) / statistics.median(v) if statistics.median(v) else 0
                          for v in (samples[(workload, n, figure)] for n in names))
+            target = TARGETS.get((workload, figure))
+            won = ("%5d/%d" % rounds_won(samples, workload, figure, peer_names, lower)
+                   if target else "")
             print("%-22s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
                   "".join(("%11.3f" if abs(row[n]) < 10 else "%11.1f") % row[n] for n in names) +
                   ("%8.2f  " % ratio if best else "%8s  " % "-") +  # a count that is 0 at best
-                  verdict(ratio, TARGETS.get((workload, figure))) + "%6.0f%%" % (100 * spread))
+                  verdict(ratio, target) + "%6.0f%%" % (100 * spread) + won)
     print_size_class_exit_rss(medians)
     if args.syscalls:
         print("System calls per run (strace -f -c, one untimed run per allocator):")
