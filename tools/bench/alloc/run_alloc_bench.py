@@ -28,8 +28,8 @@ Each row shows the medians, the ratio Lethe / best peer, the target of issue 3 f
 (max - min) / median over the five allocators): a time figure with a spread of 30% on a loaded
 machine says little. The machine's CPU count and load average are printed with the table.
 For each figure with a target, "won" counts the rounds (repetitions, and the SHORT_RUNS rounds
-within them) in which Lethe was at or better than the best peer of that same round: with --reps
-11 or more, a paired verdict that one disturbed round cannot flip.
+within them) in which Lethe's ratio to the best peer of that same round met the target: with
+--reps 11 or more, a paired verdict that one disturbed round cannot flip.
 The short workloads (mt1, mt2, the page map: tens of milliseconds each; the replays of traces
 under 2 MiB: a millisecond or two) run SHORT_RUNS times per
 repetition, every allocator once per round: on a shared VM one of them can land on a CPU whose
@@ -191,12 +191,16 @@ def peer_versions():
         return "?"
 
 
+def meets(ratio, target):
+    comparison, bound = target
+    return ratio <= bound if comparison == "<=" else ratio >= bound
+
+
 def verdict(ratio, target):
     if target is None:
         return "%-8s %-6s" % ("", "")
     comparison, bound = target
-    met = ratio <= bound if comparison == "<=" else ratio >= bound
-    return "%-8s %-6s" % ("%s%.2f" % (comparison, bound), "met" if met else "MISSED")
+    return "%-8s %-6s" % ("%s%.2f" % (comparison, bound), "met" if meets(ratio, target) else "MISSED")
 
 
 def run(workload_path, arguments, library):
@@ -260,16 +264,19 @@ def add_replays(folder, settle_ms):
     return names
 
 
-def rounds_won(samples, workload, figure, peer_names, lower):
-    """Rounds in which Lethe's figure was at or better than the best of peer_names in that same
-    round, and the rounds in all: a paired reading of the interleaved runs, which a busy CPU
-    during one round moves by one round, where it can move a median of three by the whole gap."""
+def best_of(values, lower):
+    return min(values) if lower else max(values)
+
+
+def rounds_won(samples, workload, figure, peer_names, lower, target):
+    """Rounds in which Lethe's ratio to the best of peer_names in that same round meets `target`,
+    and the rounds in all: a paired reading of the interleaved runs, which a busy CPU during one
+    round moves by one round, where it can move a median of three by the whole gap."""
     lethe = samples[(workload, "lethe", figure)]
     won = 0
     for i, value in enumerate(lethe):
-        peers = [samples[(workload, n, figure)][i] for n in peer_names]
-        best = min(peers) if lower else max(peers)
-        won += (value <= best) if lower else (value >= best)
+        best = best_of([samples[(workload, n, figure)][i] for n in peer_names], lower)
+        won += meets(value / best, target) if best else value == 0
     return won, len(lethe)
 
 
@@ -348,12 +355,12 @@ def main():
             medians[(workload, figure)] = row
             peer_names = RATIO_PEERS.get((workload, figure), [n for n, _ in PEERS])
             peers = [row[n] for n in peer_names]
-            best = min(peers) if lower else max(peers)
+            best = best_of(peers, lower)
             ratio = row["lethe"] / best if best else float("nan")
             spread = max((max(v) - min(v)) / statistics.median(v) if statistics.median(v) else 0
                          for v in (samples[(workload, n, figure)] for n in names))
             target = TARGETS.get((workload, figure))
-            won = ("%5d/%d" % rounds_won(samples, workload, figure, peer_names, lower)
+            won = ("%5d/%d" % rounds_won(samples, workload, figure, peer_names, lower, target)
                    if target else "")
             print("%-22s %-24s" % (workload, "%s (%s)" % (figure, unit)) +
                   "".join(("%11.3f" if abs(row[n]) < 10 else "%11.1f") % row[n] for n in names) +
