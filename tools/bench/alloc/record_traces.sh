@@ -29,10 +29,17 @@
 #   openssl          a 2048-bit RSA key generated and printed (bignum buffers resized in place)
 #   objdump          objdump -d over libstdc++ (a few dozen live blocks, buffers reused)
 #   cmake-help       cmake --help-full (C++ strings and vectors built and dropped, 500,000 calls)
+#   ls-lR            ls -lR /usr/share (a directory tree's names and stat results: many small
+#                    strings, freed a directory at a time; the count follows the machine's files)
+#   sort             sort over 400,000 shuffled lines (a few multi-MiB buffers, written in full)
+#   xz               xz -6 compressing those lines (the match finder's tables: tens of MiB, once)
+#   readelf          readelf -aW over libstdc++ (one buffer size freed and asked again, 800,000 calls)
+#   grep-regex       grep -cE with alternation and repetition over those lines (its DFA's states
+#                    and transition tables; a small process)
 #
 # A program that is not installed is skipped with the package to install (Debian: python3, git,
 # sqlite3, perl, g++, imagemagick, clang, apt, mawk, nodejs, gdb, bc, dpkg, jq, openssl, binutils,
-# cmake). Each DIR/NAME.trace is printed with its operation count.
+# cmake, coreutils, xz-utils, grep). Each DIR/NAME.trace is printed with its operation count.
 set -euo pipefail
 
 checkout=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -185,6 +192,31 @@ if have /usr/bin/objdump binutils; then
 fi
 if have /usr/bin/cmake cmake; then
   record cmake-help /usr/bin/cmake --help-full && compile cmake-help
+fi
+if have /usr/bin/ls coreutils; then
+  record ls-lR /usr/bin/ls -lR /usr/share && compile ls-lR
+fi
+# Lines the same on every machine: shuf reads its randomness from a fixed stream.
+lines="$out/shuffled.txt"
+if have /usr/bin/shuf coreutils; then
+  seq 1 400000 | /usr/bin/shuf --random-source=<(yes lethe) |
+    sed 's/$/ lorem ipsum dolor sit amet, consectetur adipiscing/' > "$lines"
+  record sort /usr/bin/sort -S 64M "$lines" && compile sort
+  if have /usr/bin/xz xz-utils; then
+    record xz /usr/bin/xz -6 -c "$lines" && compile xz
+  fi
+  if have /usr/bin/grep grep; then
+    record grep-regex /usr/bin/grep -cE '(1[0-4]+7|9{2,}0)|ipsum.*sit.*elit' "$lines" &&
+      compile grep-regex
+  fi
+  rm -f "$lines"
+fi
+if have /usr/bin/readelf binutils; then
+  if [ -f "$libstdcxx" ]; then
+    record readelf /usr/bin/readelf -aW "$libstdcxx" && compile readelf
+  else
+    echo "  skipped: readelf: no $libstdcxx to read"
+  fi
 fi
 if have /usr/bin/bc bc; then
   record bc /usr/bin/bc -l <<'BC' && compile bc
