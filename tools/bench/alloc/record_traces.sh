@@ -183,11 +183,15 @@ if have /usr/bin/openssl openssl; then
     2>/dev/null && compile openssl
 fi
 libstdcxx=/usr/lib/x86_64-linux-gnu/libstdc++.so.6
-if have /usr/bin/objdump binutils; then
-  if [ -f "$libstdcxx" ]; then
+# objdump and readelf (binutils) both read libstdc++.
+if [ ! -f "$libstdcxx" ]; then
+  echo "  skipped: objdump, readelf: no $libstdcxx to read"
+else
+  if have /usr/bin/objdump binutils; then
     record objdump /usr/bin/objdump -d "$libstdcxx" && compile objdump
-  else
-    echo "  skipped: objdump: no $libstdcxx to disassemble"
+  fi
+  if have /usr/bin/readelf binutils; then
+    record readelf /usr/bin/readelf -aW "$libstdcxx" && compile readelf
   fi
 fi
 if have /usr/bin/cmake cmake; then
@@ -210,13 +214,6 @@ if have /usr/bin/shuf coreutils; then
       compile grep-regex
   fi
   rm -f "$lines"
-fi
-if have /usr/bin/readelf binutils; then
-  if [ -f "$libstdcxx" ]; then
-    record readelf /usr/bin/readelf -aW "$libstdcxx" && compile readelf
-  else
-    echo "  skipped: readelf: no $libstdcxx to read"
-  fi
 fi
 if have /usr/bin/bc bc; then
   record bc /usr/bin/bc -l <<'BC' && compile bc
