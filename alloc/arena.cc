@@ -208,6 +208,16 @@ bool ArenaTrimTransfer(Arena* arena, uint64_t now_ns, bool all) {
   return TransferTrim(&arena->transfer, arena->bins, &arena->heap, now_ns, all) > 0;
 }
 
+void ArenaTrimTransferAll(Arena* arena) {
+  if (arena->transfer.slots.load(std::memory_order_relaxed) == nullptr) return;
+  {
+    ArenaLock lock(arena);
+    ArenaTrimTransfer(arena, DecayNowNs(), true);
+    ArenaAfterRelease(arena);
+  }
+  PurgerAfterUnlock();
+}
+
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages) {
   ArenaLock lock(arena);
   uint32_t old_pages = MapCount(chunk->map[page]);

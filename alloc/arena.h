@@ -160,6 +160,9 @@ void ArenaFreeSmallBatch(Arena* arena, uint32_t klass, void** pointers, uint32_t
 // Under the arena's lock, at a decay pass: gives the transfer cache's idle regions (all: every
 // one) back to their runs; true when some stay parked.
 bool ArenaTrimTransfer(Arena* arena, uint64_t now_ns, bool all);
+// Takes the arena's lock and gives every region of its transfer cache back to its run (a thread
+// shedding its working set, thread_cache.h), enforcing the dirty limit after.
+void ArenaTrimTransferAll(Arena* arena);
 // Large realloc in place: true when the run at `page` now has `new_pages` pages.
 bool ArenaResizeLargeInPlace(Arena* arena, Chunk* chunk, uint32_t page, uint32_t new_pages);
 

@@ -58,6 +58,7 @@ void InitBins(ThreadCache* cache) {
   cache->large_bytes = 0;
   cache->flush_epoch = g_flush_epoch.load(std::memory_order_relaxed);
   cache->gc_next_bin = 0;
+  cache->shedding = false;
   cache->allocations_at_free_gc = 0;
   cache->allocation_countdown = kGcEvents;
   cache->free_credit = 0;
@@ -239,6 +240,10 @@ void ThreadCacheFlushBin(ThreadCache* cache, uint32_t klass, uint32_t count) {
 
 void ThreadCacheMakeRoom(ThreadCache* cache, uint32_t klass) {
   CacheBin& bin = cache->bins[klass];
+  if (LETHE_UNLIKELY(cache->shedding)) {
+    if (bin.capacity() < kShedBinCapacity && Grow(cache, klass)) return;
+    return FlushBin(cache, klass, bin.count(), false);
+  }
   if (!Grow(cache, klass)) FlushBin(cache, klass, bin.capacity() / 2, true);
 }
 
@@ -326,13 +331,15 @@ void* ThreadCacheGcThenReturn(ThreadCache* cache, void* block) noexcept {
 namespace {
 
 // A thread that frees far more than it allocates is letting go of its working set: every bin
-// goes back to its floor, and the large bins are emptied.
+// goes back to its floor, the large bins are emptied, and its arena's transfer cache goes back to
+// the runs (kShedBinCapacity).
 void Shed(ThreadCache* cache) {
   for (uint32_t klass = 0; klass < kSmallClassCount; ++klass) {
     ShrinkTo(cache, klass, 0);
     cache->bins[klass].ResetLowWater();
   }
   FlushLargeBins(cache);
+  ArenaTrimTransferAll(cache->arena);
 }
 
 }  // namespace
@@ -341,6 +348,7 @@ void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
   if (allocations) {
     cache->allocation_count += kGcEvents;
     cache->allocation_countdown = kGcEvents;
+    cache->shedding = false;
   } else {
     cache->free_credit = 0;
   }
@@ -352,6 +360,7 @@ void ThreadCacheGcAfter(ThreadCache* cache, bool allocations) noexcept {
     bool shedding = made >= kGcEvents &&
                     (made - cache->allocations_at_free_gc) * kShedShare < kGcEvents;
     cache->allocations_at_free_gc = made;
+    cache->shedding = shedding;
     if (shedding) return Shed(cache);
   }
   uint32_t klass = cache->gc_next_bin;

@@ -19,7 +19,8 @@
 // kGcEvents frees, one bin (round-robin) gives back half of what stayed unused since its last visit
 // (its low-water mark), and halves its capacity when that was a quarter of it or more: a thread
 // whose bursts are small keeps few regions. A thread that frees far more than it allocates sheds
-// its whole cache instead (kShedShare). Why up to 512: a page closed frees its thousands of small
+// its whole cache instead (kShedShare), and until it allocates again returns what it frees to
+// the runs, not to the transfer caches (kShedBinCapacity). Why up to 512: a page closed frees its thousands of small
 // objects at once, and the next page allocates as many. Why by bytes: a steady random walk over
 // many classes drifts every bin to its ceiling, and 512 regions of each cost it its cache lines.
 // Why at least 64: fewer made a walk over 16-512 B refill or flush a bin every few hundred
@@ -92,6 +93,13 @@ inline constexpr uint32_t kGcEvents = 4096;
 // phase or a process ending) kept its bins at their ceilings, up to 3.6 MB, which a
 // one-bin-per-step GC takes hundreds of thousands of events to visit twice.
 inline constexpr uint64_t kShedShare = 8;
+// While a thread sheds, a full small bin grows to at most kShedBinCapacity regions, then returns
+// all it holds to their runs' bitmaps, not to the transfer cache; the shed itself also returns the
+// thread's arena's transfer cache to the bitmaps. Why: a program freeing its data (jq's last
+// 140,000 frees) left 1,600 regions in the transfer cache and 600 in its bins, one or two per run,
+// and those runs kept 5.6 MB of pages alive at exit, with as many dirty pages under a dirty floor
+// that counts them as active (tools/bench/alloc/README.md, stop 54).
+inline constexpr uint32_t kShedBinCapacity = 64;
 
 // One small class's bin: a stack of regions over slots()[0, capacity()), slots()[0] the oldest
 // (a flush takes the oldest, malloc the newest). Kept as jemalloc's cache_bin keeps one: the
@@ -192,6 +200,9 @@ struct ThreadCache {
   uint64_t flush_epoch;  // the g_flush_epoch this cache has honoured
   uint64_t allocations_at_free_gc;  // CacheAllocations at the last free-paced GC step
   uint32_t gc_next_bin;
+  // Set by a free-paced GC step that sheds, cleared by the next step that does not (or by an
+  // allocation-paced one): the thread is letting go of its working set (kShedBinCapacity).
+  bool shedding;
   void* packed[kSmallClassCount][kPackedCacheSlots];  // bins at up to kPackedCacheSlots
   void* spread[kSpreadCacheOffsets[kSmallClassCount]];  // bins grown past them
 };

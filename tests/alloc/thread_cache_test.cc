@@ -675,6 +675,39 @@ TEST(ThreadCache, AThreadThatFreesItsWorkingSetShedsItsBinsToTheirFloors) {
   ValidateHeap();
 }
 
+// While a thread sheds (a program freeing its data at exit, as jq's last 140,000 frees), what it
+// frees goes back to the runs: the transfer cache ends empty, the bin holds at most
+// kShedBinCapacity, and the runs the regions came from are free again. The next allocation-paced
+// GC step ends the shedding: bins grow and park again.
+TEST(ThreadCache, AThreadThatShedsReturnsWhatItFreesToTheRunsUntilItAllocatesAgain) {
+  constexpr size_t kSize = 64;
+  constexpr uint32_t kCount = 8 * kGcEvents;
+  const auto klass = static_cast<uint32_t>(SmallClassOf(kSize));
+  std::thread worker([klass] {
+    std::vector<void*> blocks;
+    for (uint32_t i = 0; i < kCount; ++i) blocks.push_back(lethe_malloc(kSize));
+    ThreadCache* cache = t_cache;
+    ASSERT_TRUE(HasCache(cache));
+    const uint64_t out = RegionsOut(cache->arena, klass);
+    for (void* block : blocks) lethe_free(block);
+    EXPECT_TRUE(cache->shedding);
+    EXPECT_LE(cache->bins[klass].count(), kShedBinCapacity);
+    {
+      MutexLock lock(&cache->arena->lock);
+      EXPECT_EQ(cache->arena->transfer.count[klass], 0u) << "nothing parked while shedding";
+    }
+    EXPECT_GE(out - RegionsOut(cache->arena, klass), kCount - kShedBinCapacity)
+        << "every freed region but the bin's is back in its run";
+    blocks.clear();
+    for (uint32_t i = 0; i < kGcEvents; ++i) blocks.push_back(lethe_malloc(kSize));
+    EXPECT_FALSE(cache->shedding) << "an allocation-paced step ends it";
+    for (void* block : blocks) lethe_free(block);
+    EXPECT_GT(cache->bins[klass].capacity(), kShedBinCapacity) << "the bin grows again";
+  });
+  worker.join();
+  ValidateHeap();
+}
+
 // The same frees with allocations between the steps (a quarter of kGcEvents, over kGcEvents /
 // kShedShare), or from a thread that never allocated kGcEvents blocks (one that frees what others
 // allocate), shed nothing: the bin keeps its ceiling.
