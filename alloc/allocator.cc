@@ -242,9 +242,12 @@ void FreeToFullCacheBin(ThreadCache* cache, uint32_t klass, void* pointer) noexc
   // this one.
   bool made_room = !ThreadCacheFlushAfterPurge(cache);
   if (made_room) ThreadCacheMakeRoom(cache, klass);
+  // The frees that will fill the room made, charged now (after the region is in: a GC step may
+  // shrink the bin): half the capacity after a growth or a half flush, all of it after a
+  // shedding thread's whole flush.
+  uint32_t room = bin.capacity() - bin.count();
   bin.Push(pointer);
-  // About as many frees filled the bin (after the region is in: a GC step may shrink the bin).
-  if (made_room) ThreadCacheChargeFrees(cache, bin.capacity() / 2);
+  if (made_room) ThreadCacheChargeFrees(cache, room);
   PurgerAfterUnlock();
   errno = saved_errno;
 }

@@ -20,8 +20,8 @@
 // (its low-water mark), and halves its capacity when that was a quarter of it or more: a thread
 // whose bursts are small keeps few regions. A thread that frees far more than it allocates sheds
 // its whole cache instead (kShedShare), and until it allocates again returns what it frees to
-// the runs, not to the transfer caches (kShedBinCapacity). Why up to 512: a page closed frees its thousands of small
-// objects at once, and the next page allocates as many. Why by bytes: a steady random walk over
+// the runs, not to the transfer caches (kShedBinCapacity). Why up to 512: a page closed frees
+// its thousands of small objects at once, and the next page allocates as many. Why by bytes: a steady random walk over
 // many classes drifts every bin to its ceiling, and 512 regions of each cost it its cache lines.
 // Why at least 64: fewer made a walk over 16-512 B refill or flush a bin every few hundred
 // operations. (The measurements: tools/bench/alloc/README.md, history.)
@@ -84,8 +84,9 @@ constexpr size_t TotalCacheBytes() {
 static_assert(TotalCacheBytes() <= kThreadCacheMaxBytes, "the bound lethe/alloc.h states");
 // The GC step runs every kGcEvents allocations served by the cache (allocation_countdown paces it,
 // and the statistics' count rides on it), and about every kGcEvents frees: free's fast path counts
-// nothing, so a bin found full charges the frees that filled it since its last flush or growth
-// (half its capacity) to free_credit, and a step runs when the credit reaches kGcEvents.
+// nothing, so a bin found full charges the frees that will fill the room it makes (half its
+// capacity; all of it while the thread sheds) to free_credit, and a step runs when the credit
+// reaches kGcEvents.
 inline constexpr uint32_t kGcEvents = 4096;
 // A free-paced GC step that finds the thread made fewer than kGcEvents / kShedShare allocations
 // since the last such step (and kGcEvents in all: not a consumer) sheds: every small bin goes back
