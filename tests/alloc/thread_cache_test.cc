@@ -503,15 +503,22 @@ TEST(ThreadCache, LargeBlocksFreedByAnotherThreadGoBackToTheirArenaWithoutItsLoc
   Arena* owner = ArenaOf(ChunkOf(blocks[0]));
   for (void* block : blocks) ASSERT_EQ(ArenaOf(ChunkOf(block)), owner);
   const uint64_t out = LargeBytesOut(owner);
+  // The owner's lock is held (without ArenaLock's drain) until the stack is read, so that the
+  // purge thread's pass, which takes it and drains, cannot come between; a remote free never
+  // waits for it (it only tries it, and only past kRemoteFreeMaxPages).
+  owner->lock.Lock();
   std::thread other([&] {
     if (AutomaticArena() == owner) return;  // one arena: the frees are the owner's own
     for (void* block : blocks) lethe_free(block);
     EXPECT_TRUE(t_cache == nullptr || t_cache->large_bytes == 0) << "not into this thread's cache";
   });
   other.join();
+  const uint32_t pending = owner->remote_pages.load();
+  const uint64_t out_while_pending = owner->large_bytes_out;
+  owner->lock.Unlock();
   if (g_arena_count < 2) GTEST_SKIP() << "one arena on this machine";
-  EXPECT_EQ(owner->remote_pages.load(), 8u * 8) << "pending on the remote-free stack";
-  EXPECT_EQ(LargeBytesOut(owner), out) << "not freed yet";
+  EXPECT_EQ(pending, 8u * 8) << "pending on the remote-free stack";
+  EXPECT_EQ(out_while_pending, out) << "not freed yet";
   void* block = lethe_malloc(32 * 1024);  // the owner takes its lock: the stack is drained
   EXPECT_EQ(owner->remote_pages.load(), 0u);
   EXPECT_EQ(LargeBytesOut(owner), out - 7 * 32 * 1024);
