@@ -11,9 +11,9 @@
 
 namespace lethe::internal {
 
-constinit Arena g_arenas[kMaxArenas] = {};
+LETHE_TABLE constinit Arena g_arenas[kMaxArenas] = {};
 constinit unsigned g_arena_count = 1;
-constinit Arena* g_caller_arenas[kMaxCallerArenas] = {};
+LETHE_TABLE constinit Arena* g_caller_arenas[kMaxCallerArenas] = {};
 constinit std::atomic<uint32_t> g_caller_arena_slots{0};
 LETHE_TLS Arena* t_bound_arena = nullptr;
 

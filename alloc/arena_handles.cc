@@ -12,8 +12,8 @@ constinit Mutex g_arena_handles_lock;
 
 namespace {
 
-constinit ArenaSlot g_slots[kMaxCallerArenas] = {};
-constinit uint32_t g_free_slots[kMaxCallerArenas] = {};  // stack of released slots
+LETHE_TABLE constinit ArenaSlot g_slots[kMaxCallerArenas] = {};
+LETHE_TABLE constinit uint32_t g_free_slots[kMaxCallerArenas] = {};  // stack of released slots
 constinit uint32_t g_free_count = 0;
 constinit uint32_t g_slots_used = 0;  // slots ever handed out: [0, g_slots_used)
 constinit pthread_key_t g_bind_key = 0;

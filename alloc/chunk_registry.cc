@@ -5,13 +5,13 @@
 
 namespace lethe::internal {
 
-constinit std::atomic<uint64_t> g_chunk_bits[kRegistryWords] = {};
+LETHE_TABLE constinit std::atomic<uint64_t> g_chunk_bits[kRegistryWords] = {};
 
 namespace {
 
 inline constexpr size_t kWordsPerPage = kPageBytes / sizeof(uint64_t);
 // One flag per page of g_chunk_bits: set when a chunk in its range was first registered.
-constinit std::atomic<uint8_t> g_page_written[kRegistryWords / kWordsPerPage] = {};
+LETHE_TABLE constinit std::atomic<uint8_t> g_page_written[kRegistryWords / kWordsPerPage] = {};
 constinit std::atomic<size_t> g_pages_written{0};
 
 uintptr_t IndexOf(void* chunk) {

@@ -26,4 +26,12 @@
 #define LETHE_EXPORT __attribute__((visibility("default")))
 #define LETHE_HIDDEN __attribute__((visibility("hidden")))
 
+// A big zero table (1 KiB and more) is LETHE_TABLE: its own .bss input section, which
+// liblethe-malloc.so's link (--sort-section=name) places after every file's plain .bss. Why: the
+// small globals (counters, locks, flags) then share the page or two that starting the allocator
+// writes, where between the tables they lay one page each (a first malloc faulted in 11 pages of
+// them, five twice: a read maps the zero page, the first write copies it).
+// tests/alloc/layout_check.py holds the layout.
+#define LETHE_TABLE __attribute__((section(".bss.lethe_tables")))
+
 #endif  // LETHE_ALLOC_COMPILER_H_

@@ -16,7 +16,7 @@
 
 namespace lethe::internal {
 
-constinit std::atomic<uint8_t> g_huge_region_at[kHugeRegionRanges] = {};
+LETHE_TABLE constinit std::atomic<uint8_t> g_huge_region_at[kHugeRegionRanges] = {};
 constinit std::atomic<uint32_t*> g_huge_region_maps[kMaxHugeRegions] = {};
 
 namespace {
@@ -45,7 +45,7 @@ constexpr long kNone = -1;
 constinit Mutex g_lock;
 constinit Region g_regions[kMaxHugeRegions] = {};
 constinit size_t g_region_count = 0;
-constinit Span g_spans[kHugeSpanRecords] = {};
+LETHE_TABLE constinit Span g_spans[kHugeSpanRecords] = {};
 constinit size_t g_span_count = 0;
 constinit size_t g_span_limit = kHugeSpanRecords;
 constinit uint64_t g_dirty_pages = 0;

@@ -16,7 +16,7 @@
 
 namespace lethe::internal {
 
-constinit ThreadCache g_no_cache{};  // all zero: .bss, never written
+LETHE_TABLE constinit ThreadCache g_no_cache{};  // all zero, never written
 LETHE_TLS ThreadCache* t_cache = &g_no_cache;
 constinit std::atomic<uint64_t> g_flush_epoch{0};
 
