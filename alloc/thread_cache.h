@@ -21,8 +21,9 @@
 // whose bursts are small keeps few regions. A thread that frees far more than it allocates sheds
 // its whole cache instead (kShedShare), and until it allocates again returns what it frees to
 // the runs, not to the transfer caches (kShedBinCapacity). Why up to 512: a page closed frees
-// its thousands of small objects at once, and the next page allocates as many. Why by bytes: a steady random walk over
-// many classes drifts every bin to its ceiling, and 512 regions of each cost it its cache lines.
+// its thousands of small objects at once, and the next page allocates as many. Why by bytes: a
+// steady random walk over many classes drifts every bin to its ceiling, and 512 regions of each
+// cost it its cache lines.
 // Why at least 64: fewer made a walk over 16-512 B refill or flush a bin every few hundred
 // operations. (The measurements: tools/bench/alloc/README.md, history.)
 // The whole cache is flushed at thread exit (pthread key destructor) and on lethe_purge(): the
