@@ -19,10 +19,10 @@ MAX_SMALL_PAGES = 2
 
 
 def sections(library):
-    """Section index -> name, for the sections a writable global may lie in."""
+    """The indexes of .data and .bss, the sections a writable global lies in."""
     out = subprocess.run(["readelf", "-S", "-W", library], capture_output=True, text=True,
                          check=True).stdout
-    names = {}
+    indexes = set()
     for line in out.splitlines():
         line = line.strip()
         if not line.startswith("["):
@@ -30,8 +30,8 @@ def sections(library):
         index, rest = line[1:].split("]", 1)
         fields = rest.split()
         if fields and fields[0] in (".data", ".bss"):
-            names[int(index)] = fields[0]
-    return names
+            indexes.add(int(index))
+    return indexes
 
 
 def objects(library, wanted):
