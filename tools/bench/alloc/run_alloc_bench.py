@@ -9,8 +9,9 @@ usage: run_alloc_bench.py --workload PATH/lethe-alloc-workload --lethe PATH/libl
                                              appends_exact,appends_doubling,bigbuf_reuse,bigbuf_mixed,
                                              bigbuf_interleaved,bigbuf_large,scatter_mixed,scatter_mid,
                                              bursts,shrinks,aligned,
-                                             rounding,xthread,xthread_4x4,python_exit,xthread_surfaces,
-                                             xthread_surfaces_written,scratch1,scratch2,handoff2,
+                                             rounding,xthread,xthread_4x4,python_exit,startup,
+                                             xthread_surfaces,xthread_surfaces_written,
+                                             scratch1,scratch2,handoff2,
                                              grow_small,aligned_small,threads,rollover,alloc_test,
                                              vectors,stack_order,shared_pool,oversubscribed]
                           [--raw FILE.json] [--syscalls] [--traces DIR [--settle-ms MS]]
@@ -119,6 +120,10 @@ WORKLOADS = {
     "stack_order": (["suite", "stack-order"], SUITE_FIGURES),
     "shared_pool": (["suite", "shared-pool"], SUITE_FIGURES),
     "oversubscribed": (["suite", "oversubscribed"], SUITE_FIGURES),
+    # What starting the allocator costs a short process (issue 15 item 5): 64 malloc/free pairs,
+    # then the minor faults of the whole process since exec and its anonymous RSS (the program's
+    # own share is the same under every allocator).
+    "startup": (["pairs", "64"], [("minflt", "faults", True), ("anon_kb", "KiB", True)]),
     # A short real program, not lethe-alloc-workload: python3 starting, building and dumping a
     # 20,000-entry JSON list, dropping it, and printing its own RSS just before it exits.
     "python_exit": (["python3", "-c", PYTHON_EXIT_SCRIPT],
@@ -165,7 +170,7 @@ PAGEMAP_TARGET = 1.2  # Lethe's own ns/op with 10^5 live runs over 10^2
 # Short workloads, run SHORT_RUNS times a repetition. python_exit among them: its exit RSS lands in
 # one of two modes, run after run, for every allocator (glibc 8.6 or 10.5 MB anonymous; bench
 # README, stop 40), so that its median is not decided by three draws.
-SHORT_WORKLOADS = {"mt1", "mt2", "pagemap100", "pagemap100000", "python_exit"}
+SHORT_WORKLOADS = {"mt1", "mt2", "pagemap100", "pagemap100000", "python_exit", "startup"}
 # Replays of traces under this size (about 100,000 operations: bc, gdb, mawk here) take a
 # millisecond or two, where one page fault more or less is a few per cent: they count as short.
 SHORT_TRACE_BYTES = 2 << 20
